@@ -1,0 +1,74 @@
+# lorikeet: one Makefile, top to bottom.
+#   make          build the C extension in place (pyshim/lorikeet/_lorikeet*.so)
+#   make demo     set up a fresh machine, build, run examples/ against NumPy
+#   make test     set up a fresh machine, build, run the test suite
+#   make bench    set up (with numba), build, run the benchmark suite (make bench-quick: the short one)
+#   make asan     build with AddressSanitizer/UBSan into build-asan/ and run the tests under it
+
+PYTHON      ?= $(CURDIR)/.venv/bin/python
+LLVM_CFLAGS ?= -I/usr/include/llvm-c-16 -I/usr/include/llvm-16
+LLVM_LIBS   ?= -l:libLLVM-16.so.1
+CC          ?= cc
+OPT         ?= -O2
+
+PY_INC      := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+NP_INC      := $(shell $(PYTHON) -c 'import numpy; print(numpy.get_include())' 2>/dev/null)
+EXT_SUFFIX  := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+
+WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS_ALL  := -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(LLVM_CFLAGS) -I$(PY_INC) -I$(NP_INC) \
+               -DNPY_NO_DEPRECATED_API=NPY_1_22_API_VERSION $(EXTRA_CFLAGS)
+
+# Layers, in dependency order (each may include the headers of the layers after it only).
+SRC := $(wildcard pyshim/*.c) $(wildcard frontend/*.c) $(wildcard typespec/*.c) $(wildcard ir/*.c) \
+       $(wildcard backends/*.c) $(wildcard backends/llvm/*.c) $(wildcard backends/gpu/*.c) $(wildcard runtime/*.c)
+HDR := $(wildcard */*.h) $(wildcard backends/*/*.h)
+BUILD ?= build
+OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SRC))
+EXT := pyshim/lorikeet/_lorikeet$(EXT_SUFFIX)
+
+.PHONY: all setup demo test bench bench-quick asan clean check-layers
+all: $(EXT)
+
+$(BUILD)/%.o: %.c $(HDR) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(EXT): $(OBJ)
+	$(CC) -shared $(OBJ) -o $@ $(LLVM_LIBS) -ldl -lm $(EXTRA_LDFLAGS)
+
+setup:
+	bash scripts/setup.sh
+
+demo: setup
+	$(MAKE) all
+	PYTHONPATH=pyshim $(PYTHON) examples/demo.py
+
+test: setup
+	$(MAKE) all
+	$(MAKE) check-layers
+	PYTHONPATH=pyshim $(PYTHON) -m pytest -q tests
+
+bench: 
+	LK_WITH_NUMBA=1 bash scripts/setup.sh
+	$(MAKE) all
+	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --full
+
+bench-quick:
+	LK_WITH_NUMBA=1 bash scripts/setup.sh
+	$(MAKE) all
+	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --quick
+
+# The layering rule of docs/ARCHITECTURE.md, checked: Python.h only in pyshim/ and frontend/, and no layer
+# includes a header of a layer to its left.
+check-layers:
+	bash scripts/check_layers.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
+	        EXTRA_LDFLAGS="-fsanitize=address,undefined" all
+	LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
+	  PYTHONPATH=pyshim $(PYTHON) -m pytest -q -x tests
+
+clean:
+	rm -rf build build-asan pyshim/lorikeet/_lorikeet*.so

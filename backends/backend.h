@@ -1,0 +1,37 @@
+/* backend.h: the interface every backend implements. A backend takes a typed IrFunc (after the IR passes) and
+ * produces native code reachable through one entry point with the slot calling convention of ir_abi_slots():
+ *
+ *     int entry(RtCtx *ctx, const int64_t *arg_slots, int64_t *ret_slots);   // 0, or an LkErrKind
+ *
+ * cpu (LLVM, one core) is built; openmp and gpu will implement the same struct. A backend never sees Python.
+ */
+#ifndef LK_BACKEND_H
+#define LK_BACKEND_H
+
+#include "../ir/ir.h"
+
+typedef int (*BeEntry)(RtCtx *ctx, const int64_t *args, int64_t *ret);
+
+typedef struct BeOptions {
+    bool fastmath;
+    bool keep_ir_text;  /* keep the optimised IR text for inspection */
+} BeOptions;
+
+typedef struct BeCompiled {
+    BeEntry entry;
+    char *ir_text;      /* malloc'd optimised IR (LLVM) or source (CUDA) when asked for, else NULL */
+    double compile_ms;  /* time spent in the backend */
+} BeCompiled;
+
+typedef struct BeBackend {
+    const char *name;
+    /* false with `why` set when the backend cannot run on this machine */
+    bool (*available)(LkDiag *why);
+    /* NULL with diag set on failure; the result lives as long as the process (code is never unloaded) */
+    BeCompiled *(*compile)(IrFunc *typed, const BeOptions *opts, LkDiag *diag);
+} BeBackend;
+
+/* The backend of that name ("cpu", "openmp", "gpu"), or NULL with diag set. */
+const BeBackend *be_find(const char *name, LkDiag *diag);
+
+#endif

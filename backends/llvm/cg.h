@@ -1,0 +1,91 @@
+/* cg.h: the LLVM backend's code generator state, shared by its files (not by other layers).
+ *
+ * Lowering conventions:
+ *  - every user function becomes `i32 @sym(ptr ctx, ptr ret, params...)`, returning 0 or an error status;
+ *    the result is stored through `ret`. A failed call branches to the function's error block, which returns 1.
+ *  - variables live in allocas made in the entry block (mem2reg turns them into SSA values);
+ *  - bools are i1 in registers and i8 in array memory;
+ *  - an array is the struct {ptr data, ptr base, [n x i64] shape, [n x i64] strides}, strides in bytes.
+ */
+#ifndef LK_CG_H
+#define LK_CG_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
+#include "../backend.h"
+
+#define CG_MAX_LOOPS 64
+
+typedef struct Cg {
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LkDiag *diag;
+    const BeOptions *opts;
+    LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, void_t;
+    /* the function being emitted */
+    IrFunc *f;
+    LLVMValueRef fn;
+    LLVMValueRef rtctx;
+    LLVMValueRef retptr;
+    LLVMValueRef *var_slots;      /* by IrVar id */
+    LLVMBasicBlockRef entry_bb;
+    LLVMBasicBlockRef err_bb;
+    LLVMBasicBlockRef break_bb[CG_MAX_LOOPS], continue_bb[CG_MAX_LOOPS];
+    int loop_depth;
+    LLVMValueRef file_str;
+    /* every emitted function, by IrFunc, for calls */
+    IrFunc **funcs;
+    LLVMValueRef *func_values;
+    int nfuncs;
+} Cg;
+
+/* emit_scalar.c */
+LLVMTypeRef cg_type(Cg *cg, const IrType *t);
+LLVMTypeRef cg_mem_type(Cg *cg, IrDtype dt);      /* element type in memory (bool as i8) */
+LLVMValueRef cg_const(Cg *cg, const IrNode *n);
+LLVMValueRef cg_cast(Cg *cg, LLVMValueRef v, const IrType *from, const IrType *to);
+LLVMValueRef cg_binop(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRef r);
+LLVMValueRef cg_unop(Cg *cg, const IrNode *n, LLVMValueRef x);
+LLVMValueRef cg_compare(Cg *cg, IrCmpOp op, IrDtype dt, LLVMValueRef l, LLVMValueRef r);
+LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args);
+LLVMValueRef cg_truth(Cg *cg, LLVMValueRef v, const IrType *t);
+LLVMValueRef cg_i64(Cg *cg, int64_t v);
+LLVMValueRef cg_call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload, LLVMValueRef *args, int n);
+LLVMValueRef cg_call_rt(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, LLVMValueRef *args, int n);
+
+/* emit_stmt.c */
+LLVMValueRef cg_expr(Cg *cg, const IrNode *n);
+void cg_block(Cg *cg, const IrBlock *b);
+LLVMValueRef cg_alloca(Cg *cg, LLVMTypeRef t, const char *name);
+LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
+void cg_raise_if(Cg *cg, LLVMValueRef cond, const char *rt_fn, IrPos pos, LLVMValueRef *extra, int nextra);
+void cg_check_status(Cg *cg, LLVMValueRef status);
+bool cg_emit_module(Cg *cg, IrFunc *root);
+
+/* emit_array.c */
+LLVMValueRef cg_array_dim(Cg *cg, LLVMValueRef arr, int axis);
+LLVMValueRef cg_array_stride(Cg *cg, LLVMValueRef arr, int axis);
+LLVMValueRef cg_array_data(Cg *cg, LLVMValueRef arr);
+LLVMValueRef cg_index(Cg *cg, const IrNode *n);                 /* element load or view */
+void cg_store(Cg *cg, const IrNode *target, LLVMValueRef value); /* element store */
+LLVMValueRef cg_alloc(Cg *cg, const IrNode *n);
+LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPos pos);
+LLVMValueRef cg_map(Cg *cg, const IrNode *n);
+LLVMValueRef cg_imap(Cg *cg, const IrNode *n);
+LLVMValueRef cg_reduce(Cg *cg, const IrNode *n);
+LLVMValueRef cg_transpose(Cg *cg, LLVMValueRef arr, int ndim);
+
+/* loops.c: counted loops, with the vectorizer hint when asked */
+typedef void (*CgLoopBody)(Cg *cg, LLVMValueRef *idx, void *env);
+void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize);
+
+/* jit.c */
+bool cg_jit_init(LkDiag *diag);
+LLVMTargetMachineRef cg_jit_target_machine(void);
+bool cg_jit_optimize(LLVMModuleRef mod, LkDiag *diag);
+/* Hands mod (made in tsc's context) to the JIT and returns the address of entry_name, or NULL with diag set. */
+void *cg_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc, const char *entry_name, LkDiag *diag);
+
+#endif

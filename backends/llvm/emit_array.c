@@ -1,0 +1,586 @@
+/* emit_array.c: arrays in LLVM IR. Element access (with bounds checks and negative-index wrapping), views
+ * (slices, new axes, transpose), allocation, and the loops of IR_MAP, IR_IMAP and IR_REDUCE.
+ *
+ * Two loop shapes: when every array involved has C layout (known from its type) and every input has the
+ * output's shape (checked at run time), one flat loop with unit-stride addresses, which LLVM vectorises;
+ * otherwise a loop nest over the output's shape with broadcast strides (0 on broadcast axes). */
+#include <string.h>
+#include "cg.h"
+
+#define MAX_DIMS 32
+
+LLVMValueRef cg_array_data(Cg *cg, LLVMValueRef arr) { return LLVMBuildExtractValue(cg->b, arr, 0, "data"); }
+
+LLVMValueRef cg_array_dim(Cg *cg, LLVMValueRef arr, int axis)
+{
+    return LLVMBuildExtractValue(cg->b, LLVMBuildExtractValue(cg->b, arr, 2, ""), (unsigned)axis, "dim");
+}
+
+LLVMValueRef cg_array_stride(Cg *cg, LLVMValueRef arr, int axis)
+{
+    return LLVMBuildExtractValue(cg->b, LLVMBuildExtractValue(cg->b, arr, 3, ""), (unsigned)axis, "stride");
+}
+
+static LLVMValueRef make_array(Cg *cg, const IrType *t, LLVMValueRef data, LLVMValueRef base, LLVMValueRef *dims,
+                               LLVMValueRef *strides)
+{
+    LLVMValueRef agg = LLVMGetUndef(cg_type(cg, t));
+    agg = LLVMBuildInsertValue(cg->b, agg, data, 0, "");
+    agg = LLVMBuildInsertValue(cg->b, agg, base, 1, "");
+    LLVMValueRef d = LLVMGetUndef(LLVMArrayType(cg->i64, (unsigned)t->ndim));
+    LLVMValueRef s = LLVMGetUndef(LLVMArrayType(cg->i64, (unsigned)t->ndim));
+    for (int i = 0; i < t->ndim; i++) {
+        d = LLVMBuildInsertValue(cg->b, d, dims[i], (unsigned)i, "");
+        s = LLVMBuildInsertValue(cg->b, s, strides[i], (unsigned)i, "");
+    }
+    agg = LLVMBuildInsertValue(cg->b, agg, d, 2, "");
+    return LLVMBuildInsertValue(cg->b, agg, s, 3, "");
+}
+
+static LLVMValueRef byte_gep(Cg *cg, LLVMValueRef p, LLVMValueRef off)
+{
+    LLVMValueRef idx[1] = {off};
+    return LLVMBuildInBoundsGEP2(cg->b, cg->i8, p, idx, 1, "");
+}
+
+static LLVMValueRef load_elem(Cg *cg, IrDtype dt, LLVMValueRef p)
+{
+    LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
+    return dt == IR_DT_BOOL ? LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(cg->i8, 0, 0), "") : v;
+}
+
+static void store_elem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v)
+{
+    if (dt == IR_DT_BOOL) v = LLVMBuildZExt(cg->b, v, cg->i8, "");
+    LLVMBuildStore(cg->b, v, p);
+}
+
+/* The address of element idx of arr. With C layout it is computed from the shape (so LLVM sees unit stride). */
+static LLVMValueRef elem_ptr(Cg *cg, const IrType *t, LLVMValueRef arr, LLVMValueRef *idx)
+{
+    LLVMValueRef off;
+    if (t->layout == IR_LAYOUT_C) {
+        LLVMValueRef lin = idx[0];
+        for (int k = 1; k < t->ndim; k++)
+            lin = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, lin, cg_array_dim(cg, arr, k), ""), idx[k], "");
+        off = LLVMBuildMul(cg->b, lin, cg_i64(cg, ir_dtype_size(t->dtype)), "");
+    } else {
+        off = cg_i64(cg, 0);
+        for (int k = 0; k < t->ndim; k++)
+            off = LLVMBuildAdd(cg->b, off, LLVMBuildMul(cg->b, idx[k], cg_array_stride(cg, arr, k), ""), "");
+    }
+    return byte_gep(cg, cg_array_data(cg, arr), off);
+}
+
+/* Wrap a negative index and check it against dim (IndexError) when the node asks for checks. */
+static LLVMValueRef wrap_index(Cg *cg, const IrNode *n, LLVMValueRef v, LLVMValueRef dim, int axis)
+{
+    LLVMValueRef neg = LLVMBuildICmp(cg->b, LLVMIntSLT, v, cg_i64(cg, 0), "");
+    LLVMValueRef w = LLVMBuildSelect(cg->b, neg, LLVMBuildAdd(cg->b, v, dim, ""), v, "");
+    if (n->u.index.checked) {
+        LLVMValueRef bad = LLVMBuildICmp(cg->b, LLVMIntUGE, w, dim, "");
+        LLVMValueRef extra[3] = {v, dim, cg_i64(cg, axis)};
+        cg_raise_if(cg, bad, "rt_raise_index", n->pos, extra, 3);
+    }
+    return w;
+}
+
+/* Python's slice.indices(): start, length and step of a slice over an axis of size dim. */
+static void slice_bounds(Cg *cg, const IrNode *s, LLVMValueRef dim, LLVMValueRef *start_out, LLVMValueRef *len_out,
+                         LLVMValueRef *step_out)
+{
+    LLVMBuilderRef b = cg->b;
+    LLVMValueRef zero = cg_i64(cg, 0), one = cg_i64(cg, 1), m1 = cg_i64(cg, -1);
+    LLVMValueRef step = s->u.slice.step ? cg_expr(cg, s->u.slice.step) : one;
+    if (s->u.slice.step && !(s->u.slice.step->kind == IR_CONST && s->u.slice.step->u.konst.i != 0)) {
+        LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_SLICE_STEP_ZERO)};
+        cg_raise_if(cg, LLVMBuildICmp(b, LLVMIntEQ, step, zero, ""), "rt_raise_value", s->pos, extra, 1);
+    }
+    LLVMValueRef back = LLVMBuildICmp(b, LLVMIntSLT, step, zero, "");
+    LLVMValueRef lower = LLVMBuildSelect(b, back, m1, zero, "");
+    LLVMValueRef upper = LLVMBuildSelect(b, back, LLVMBuildSub(b, dim, one, ""), dim, "");
+    LLVMValueRef ends[2];
+    const IrNode *parts[2] = {s->u.slice.start, s->u.slice.stop};
+    LLVMValueRef defaults[2] = {LLVMBuildSelect(b, back, upper, lower, ""), LLVMBuildSelect(b, back, lower, upper, "")};
+    for (int i = 0; i < 2; i++) {
+        if (!parts[i]) {
+            ends[i] = defaults[i];
+            continue;
+        }
+        LLVMValueRef v = cg_expr(cg, parts[i]);
+        LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, v, zero, "");
+        LLVMValueRef vn = LLVMBuildAdd(b, v, dim, "");
+        LLVMValueRef vn_clamped = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, vn, zero, ""), lower, vn, "");
+        LLVMValueRef vp_clamped = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGE, v, dim, ""), upper, v, "");
+        ends[i] = LLVMBuildSelect(b, neg, vn_clamped, vp_clamped, "");
+    }
+    /* length: forward (stop - start - 1) / step + 1 when start < stop; backward mirrored */
+    LLVMValueRef fwd_n = LLVMBuildAdd(b, LLVMBuildSDiv(b, LLVMBuildSub(b, LLVMBuildSub(b, ends[1], ends[0], ""), one, ""),
+                                                       LLVMBuildSelect(b, back, one, step, ""), ""), one, "");
+    LLVMValueRef fwd = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, ends[0], ends[1], ""), fwd_n, zero, "");
+    LLVMValueRef bwd_n = LLVMBuildAdd(b, LLVMBuildSDiv(b, LLVMBuildSub(b, LLVMBuildSub(b, ends[0], ends[1], ""), one, ""),
+                                                       LLVMBuildSelect(b, back, LLVMBuildNeg(b, step, ""), one, ""), ""), one, "");
+    LLVMValueRef bwd = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, ends[0], ends[1], ""), bwd_n, zero, "");
+    *len_out = LLVMBuildSelect(b, back, bwd, fwd, "");
+    *start_out = ends[0];
+    *step_out = step;
+}
+
+static bool is_none(const IrNode *n) { return n->kind != IR_SLICE && n->type->kind == IR_TY_NONE; }
+
+/* Element address for an index of integers only. */
+static LLVMValueRef index_elem_ptr(Cg *cg, const IrNode *n, LLVMValueRef arr)
+{
+    const IrType *bt = n->u.index.base->type;
+    LLVMValueRef idx[MAX_DIMS];
+    for (int k = 0; k < bt->ndim; k++)
+        idx[k] = wrap_index(cg, n, cg_expr(cg, n->u.index.items[k]), cg_array_dim(cg, arr, k), k);
+    return elem_ptr(cg, bt, arr, idx);
+}
+
+static bool all_ints(const IrNode *n)
+{
+    if (n->u.index.n != n->u.index.base->type->ndim) return false;
+    for (int i = 0; i < n->u.index.n; i++)
+        if (n->u.index.items[i]->kind == IR_SLICE || is_none(n->u.index.items[i])) return false;
+    return true;
+}
+
+LLVMValueRef cg_index(Cg *cg, const IrNode *n)
+{
+    const IrType *bt = n->u.index.base->type;
+    LLVMValueRef arr = cg_expr(cg, n->u.index.base);
+    if (all_ints(n)) return load_elem(cg, bt->dtype, index_elem_ptr(cg, n, arr));
+    /* a view: walk the items, consuming source axes */
+    LLVMValueRef data = cg_array_data(cg, arr);
+    LLVMValueRef dims[MAX_DIMS], strides[MAX_DIMS];
+    int ax = 0, out = 0;
+    LLVMValueRef off = cg_i64(cg, 0);
+    for (int i = 0; i < n->u.index.n; i++) {
+        const IrNode *it = n->u.index.items[i];
+        if (is_none(it)) {
+            dims[out] = cg_i64(cg, 1);
+            strides[out++] = cg_i64(cg, 0);
+            continue;
+        }
+        LLVMValueRef dim = cg_array_dim(cg, arr, ax), stride = cg_array_stride(cg, arr, ax);
+        if (it->kind == IR_SLICE) {
+            LLVMValueRef start, len, step;
+            slice_bounds(cg, it, dim, &start, &len, &step);
+            /* an empty slice may start past the end: no element is touched, so its offset is irrelevant */
+            off = LLVMBuildAdd(cg->b, off, LLVMBuildMul(cg->b, start, stride, ""), "");
+            dims[out] = len;
+            strides[out++] = LLVMBuildMul(cg->b, stride, step, "");
+        } else {
+            LLVMValueRef v = wrap_index(cg, n, cg_expr(cg, it), dim, ax);
+            off = LLVMBuildAdd(cg->b, off, LLVMBuildMul(cg->b, v, stride, ""), "");
+        }
+        ax++;
+    }
+    for (; ax < bt->ndim; ax++) {
+        dims[out] = cg_array_dim(cg, arr, ax);
+        strides[out++] = cg_array_stride(cg, arr, ax);
+    }
+    LLVMValueRef p = LLVMBuildGEP2(cg->b, cg->i8, data, &off, 1, "");
+    return make_array(cg, n->type, p, LLVMBuildExtractValue(cg->b, arr, 1, ""), dims, strides);
+}
+
+void cg_store(Cg *cg, const IrNode *target, LLVMValueRef value)
+{
+    LLVMValueRef arr = cg_expr(cg, target->u.index.base);
+    store_elem(cg, target->u.index.base->type->dtype, index_elem_ptr(cg, target, arr), value);
+}
+
+LLVMValueRef cg_transpose(Cg *cg, LLVMValueRef arr, int ndim)
+{
+    LLVMValueRef dims[MAX_DIMS], strides[MAX_DIMS];
+    for (int i = 0; i < ndim; i++) {
+        dims[i] = cg_array_dim(cg, arr, ndim - 1 - i);
+        strides[i] = cg_array_stride(cg, arr, ndim - 1 - i);
+    }
+    LLVMValueRef agg = LLVMBuildInsertValue(cg->b, LLVMGetUndef(LLVMTypeOf(arr)), cg_array_data(cg, arr), 0, "");
+    agg = LLVMBuildInsertValue(cg->b, agg, LLVMBuildExtractValue(cg->b, arr, 1, ""), 1, "");
+    LLVMValueRef d = LLVMGetUndef(LLVMArrayType(cg->i64, (unsigned)ndim)), s = d;
+    for (int i = 0; i < ndim; i++) {
+        d = LLVMBuildInsertValue(cg->b, d, dims[i], (unsigned)i, "");
+        s = LLVMBuildInsertValue(cg->b, s, strides[i], (unsigned)i, "");
+    }
+    agg = LLVMBuildInsertValue(cg->b, agg, d, 2, "");
+    return LLVMBuildInsertValue(cg->b, agg, s, 3, "");
+}
+
+/* A new C-contiguous array owned by the call (freed with it unless returned). */
+LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPos pos)
+{
+    LLVMValueRef total = cg_i64(cg, ir_dtype_size(dt));
+    LLVMValueRef overflow = LLVMConstInt(cg->i1, 0, 0), negative = LLVMConstInt(cg->i1, 0, 0);
+    for (int i = 0; i < ndim; i++) {
+        negative = LLVMBuildOr(cg->b, negative, LLVMBuildICmp(cg->b, LLVMIntSLT, dims[i], cg_i64(cg, 0), ""), "");
+        LLVMValueRef args[2] = {total, dims[i]};
+        LLVMValueRef r = cg_call_intrinsic(cg, "llvm.umul.with.overflow", cg->i64, args, 2);
+        total = LLVMBuildExtractValue(cg->b, r, 0, "");
+        overflow = LLVMBuildOr(cg->b, overflow, LLVMBuildExtractValue(cg->b, r, 1, ""), "");
+    }
+    LLVMValueRef neg_extra[1] = {cg_i64(cg, RT_VAL_NEGATIVE_DIM)};
+    cg_raise_if(cg, negative, "rt_raise_value", pos, neg_extra, 1);
+    LLVMValueRef big_extra[1] = {cg_i64(cg, RT_VAL_TOO_BIG)};
+    cg_raise_if(cg, overflow, "rt_raise_value", pos, big_extra, 1);
+    LLVMTypeRef params[2] = {cg->ptr, cg->i64};
+    LLVMValueRef args[2] = {cg->rtctx, total};
+    LLVMValueRef buf = cg_call_rt(cg, "rt_buffer_alloc", cg->ptr, params, args, 2);
+    LLVMBasicBlockRef ok = cg_new_bb(cg, "alloc_ok");
+    LLVMBuildCondBr(cg->b, LLVMBuildIsNull(cg->b, buf, ""), cg->err_bb, ok);
+    LLVMPositionBuilderAtEnd(cg->b, ok);
+    LLVMValueRef data = LLVMBuildLoad2(cg->b, cg->ptr, byte_gep(cg, buf, cg_i64(cg, offsetof(RtBuffer, data))), "");
+    LLVMValueRef strides[MAX_DIMS];
+    LLVMValueRef s = cg_i64(cg, ir_dtype_size(dt));
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        s = LLVMBuildMul(cg->b, s, dims[i], "");
+    }
+    return make_array(cg, ir_type_array(dt, ndim, IR_LAYOUT_C), data, buf, dims, strides);
+}
+
+LLVMValueRef cg_alloc(Cg *cg, const IrNode *n)
+{
+    LLVMValueRef dims[MAX_DIMS];
+    for (int i = 0; i < n->u.alloc.ndim; i++) dims[i] = cg_expr(cg, n->u.alloc.dims[i]);
+    return cg_new_array(cg, n->type->dtype, n->u.alloc.ndim, dims, n->pos);
+}
+
+/* ---------------- maps ---------------- */
+
+/* The inputs of a map, evaluated once, with their strides made 0 on broadcast axes. */
+typedef struct MapIn {
+    const IrNode *map;
+    int n, ndim;                       /* ndim: of the iteration space */
+    LLVMValueRef vals[16];
+    LLVMValueRef bstrides[16][MAX_DIMS];
+    LLVMValueRef dims[MAX_DIMS];       /* the iteration space */
+    bool flat_ok_static;               /* all arrays C layout with the full ndim */
+    LLVMValueRef flat_ok;              /* i1: and every input's shape equals dims */
+    /* the consumer of each element */
+    const IrType *out_type;
+    LLVMValueRef out;
+    IrReduceOp red_op;
+    LLVMValueRef acc;                  /* reduce to scalar: the accumulator's alloca */
+    int red_axis;                      /* reduce along an axis: that axis (out has the others) */
+    enum { SINK_STORE, SINK_REDUCE_ALL, SINK_REDUCE_AXIS } sink;
+} MapIn;
+
+static bool prepare_inputs(Cg *cg, MapIn *m, const IrNode *map, LLVMValueRef *out_dims, int out_ndim)
+{
+    m->map = map;
+    m->n = map->u.map.ninputs;
+    m->ndim = out_ndim;
+    if (m->n > 16 || out_ndim > MAX_DIMS) {
+        lk_diag_set(cg->diag, LK_ERR_COMPILE, cg->f->file, map->pos.line, map->pos.col, "too many inputs to one array expression");
+        return false;
+    }
+    for (int i = 0; i < m->n; i++) m->vals[i] = cg_expr(cg, map->u.map.inputs[i]);
+    /* the iteration space: given (the output's), or the broadcast of the inputs */
+    if (out_dims) {
+        for (int d = 0; d < out_ndim; d++) m->dims[d] = out_dims[d];
+    } else {
+        for (int d = 0; d < out_ndim; d++) m->dims[d] = cg_i64(cg, 1);
+        for (int i = 0; i < m->n; i++) {
+            const IrType *t = map->u.map.inputs[i]->type;
+            if (t->kind != IR_TY_ARRAY) continue;
+            for (int k = 0; k < t->ndim; k++) {
+                int d = out_ndim - t->ndim + k;
+                LLVMValueRef in = cg_array_dim(cg, m->vals[i], k);
+                LLVMValueRef in_is1 = LLVMBuildICmp(cg->b, LLVMIntEQ, in, cg_i64(cg, 1), "");
+                LLVMValueRef cur_is1 = LLVMBuildICmp(cg->b, LLVMIntEQ, m->dims[d], cg_i64(cg, 1), "");
+                m->dims[d] = LLVMBuildSelect(cg->b, in_is1, m->dims[d], in, "");
+                (void)cur_is1;
+            }
+        }
+    }
+    /* every input must match the space on each axis or have size 1 there */
+    m->flat_ok_static = true;
+    m->flat_ok = LLVMConstInt(cg->i1, 1, 0);
+    for (int i = 0; i < m->n; i++) {
+        const IrType *t = map->u.map.inputs[i]->type;
+        if (t->kind != IR_TY_ARRAY) continue;
+        if (t->layout != IR_LAYOUT_C || t->ndim != out_ndim) m->flat_ok_static = false;
+        for (int k = 0; k < t->ndim; k++) {
+            int d = out_ndim - t->ndim + k;
+            LLVMValueRef in = cg_array_dim(cg, m->vals[i], k);
+            LLVMValueRef eq = LLVMBuildICmp(cg->b, LLVMIntEQ, in, m->dims[d], "");
+            LLVMValueRef is1 = LLVMBuildICmp(cg->b, LLVMIntEQ, in, cg_i64(cg, 1), "");
+            LLVMValueRef extra[3] = {in, m->dims[d], cg_i64(cg, t->ndim - k)};
+            cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildOr(cg->b, eq, is1, ""), ""), "rt_raise_shape", map->pos, extra, 3);
+            m->flat_ok = LLVMBuildAnd(cg->b, m->flat_ok, eq, "");
+            m->bstrides[i][k] = LLVMBuildSelect(cg->b, LLVMBuildAnd(cg->b, is1, LLVMBuildNot(cg->b, eq, ""), ""),
+                                                cg_i64(cg, 0), cg_array_stride(cg, m->vals[i], k), "");
+        }
+    }
+    return true;
+}
+
+/* The map's body at one point: flat index (all C, same shape) or a multi-index. */
+static LLVMValueRef map_value_at(Cg *cg, MapIn *m, LLVMValueRef flat, LLVMValueRef *idx)
+{
+    const IrNode *map = m->map;
+    for (int i = 0; i < m->n; i++) {
+        const IrType *t = map->u.map.inputs[i]->type;
+        LLVMValueRef v = m->vals[i];
+        if (t->kind == IR_TY_ARRAY) {
+            LLVMValueRef p;
+            if (flat) {
+                p = byte_gep(cg, cg_array_data(cg, v), LLVMBuildMul(cg->b, flat, cg_i64(cg, ir_dtype_size(t->dtype)), ""));
+            } else {
+                LLVMValueRef off = cg_i64(cg, 0);
+                for (int k = 0; k < t->ndim; k++)
+                    off = LLVMBuildAdd(cg->b, off, LLVMBuildMul(cg->b, idx[m->ndim - t->ndim + k], m->bstrides[i][k], ""), "");
+                p = byte_gep(cg, cg_array_data(cg, v), off);
+            }
+            v = load_elem(cg, t->dtype, p);
+        }
+        LLVMBuildStore(cg->b, v, cg->var_slots[map->u.map.params[i]->id]);
+    }
+    return cg_expr(cg, map->u.map.body);
+}
+
+static LLVMValueRef red_identity(Cg *cg, IrReduceOp op, IrDtype dt)
+{
+    LLVMTypeRef t = cg_type(cg, ir_type_scalar(dt));
+    bool fl = ir_dtype_is_float(dt), sg = ir_dtype_is_signed(dt);
+    int bits = ir_dtype_bits(dt);
+    switch (op) {
+    case IR_RED_ADD: case IR_RED_OR: return LLVMConstNull(t);
+    case IR_RED_MUL: return fl ? LLVMConstReal(t, 1.0) : LLVMConstInt(t, 1, 0);
+    case IR_RED_AND: return LLVMConstAllOnes(t);
+    case IR_RED_MIN:
+        if (fl) return LLVMConstReal(t, __builtin_inf());
+        if (dt == IR_DT_BOOL) return LLVMConstInt(t, 1, 0);
+        return sg ? LLVMConstInt(t, (~0ULL) >> (65 - bits), 0) : LLVMConstAllOnes(t);
+    case IR_RED_MAX:
+        if (fl) return LLVMConstReal(t, -__builtin_inf());
+        if (dt == IR_DT_BOOL) return LLVMConstNull(t);
+        return sg ? LLVMConstInt(t, 1ULL << (bits - 1), 0) : LLVMConstNull(t);
+    case IR_RED_ARGMIN: case IR_RED_ARGMAX: break;
+    }
+    return LLVMConstNull(t);
+}
+
+static LLVMValueRef red_combine(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef a, LLVMValueRef x)
+{
+    IrNode fake = {.kind = IR_BINOP};
+    IrNode operand = {.type = ir_type_scalar(dt)};
+    fake.u.binop.lhs = &operand;
+    switch (op) {
+    case IR_RED_ADD: fake.u.binop.op = dt == IR_DT_BOOL ? IR_OP_BITOR : IR_OP_ADD; break;
+    case IR_RED_MUL: fake.u.binop.op = dt == IR_DT_BOOL ? IR_OP_BITAND : IR_OP_MUL; break;
+    case IR_RED_MIN: fake.u.binop.op = IR_OP_MIN; break;
+    case IR_RED_MAX: fake.u.binop.op = IR_OP_MAX; break;
+    case IR_RED_AND: return LLVMBuildAnd(cg->b, a, x, "");
+    case IR_RED_OR: return LLVMBuildOr(cg->b, a, x, "");
+    case IR_RED_ARGMIN: case IR_RED_ARGMAX: return a;
+    }
+    return cg_binop(cg, &fake, a, x);
+}
+
+static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueRef *idx)
+{
+    switch (m->sink) {
+    case SINK_STORE: {
+        const IrType *ot = m->out_type;
+        LLVMValueRef p = flat ? byte_gep(cg, cg_array_data(cg, m->out), LLVMBuildMul(cg->b, flat, cg_i64(cg, ir_dtype_size(ot->dtype)), ""))
+                              : elem_ptr(cg, ot, m->out, idx);
+        store_elem(cg, ot->dtype, p, v);
+        return;
+    }
+    case SINK_REDUCE_ALL: {
+        LLVMValueRef a = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
+        LLVMBuildStore(cg->b, red_combine(cg, m->red_op, m->map->u.map.body->type->dtype, a, v), m->acc);
+        return;
+    }
+    case SINK_REDUCE_AXIS: {
+        LLVMValueRef oidx[MAX_DIMS];
+        int o = 0;
+        for (int d = 0; d < m->ndim; d++)
+            if (d != m->red_axis) oidx[o++] = idx[d];
+        const IrType *ot = m->out_type;
+        LLVMValueRef p = elem_ptr(cg, ot, m->out, oidx);
+        LLVMValueRef a = load_elem(cg, ot->dtype, p);
+        store_elem(cg, ot->dtype, p, red_combine(cg, m->red_op, ot->dtype, a, v));
+        return;
+    }
+    }
+}
+
+static void flat_body(Cg *cg, LLVMValueRef *idx, void *env)
+{
+    MapIn *m = env;
+    sink(cg, m, map_value_at(cg, m, idx[0], NULL), idx[0], NULL);
+}
+
+static void nd_body(Cg *cg, LLVMValueRef *idx, void *env)
+{
+    MapIn *m = env;
+    sink(cg, m, map_value_at(cg, m, NULL, idx), NULL, idx);
+}
+
+/* Run the map over its space: the flat loop when the layout allows it, else the loop nest. */
+static void run_map(Cg *cg, MapIn *m, bool out_is_c, bool vectorize)
+{
+    if (m->ndim == 0) {
+        flat_body(cg, (LLVMValueRef[]){cg_i64(cg, 0)}, m);
+        return;
+    }
+    bool flat_possible = m->flat_ok_static && out_is_c && m->sink != SINK_REDUCE_AXIS;
+    if (!flat_possible) {
+        cg_loop_nest(cg, m->ndim, m->dims, nd_body, m, vectorize);
+        return;
+    }
+    LLVMValueRef total = m->dims[0];
+    for (int d = 1; d < m->ndim; d++) total = LLVMBuildMul(cg->b, total, m->dims[d], "");
+    LLVMBasicBlockRef fb = cg_new_bb(cg, "flat"), nb = cg_new_bb(cg, "strided"), done = cg_new_bb(cg, "map_end");
+    LLVMBuildCondBr(cg->b, m->flat_ok, fb, nb);
+    LLVMPositionBuilderAtEnd(cg->b, fb);
+    cg_loop_nest(cg, 1, &total, flat_body, m, vectorize);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, nb);
+    cg_loop_nest(cg, m->ndim, m->dims, nd_body, m, vectorize);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
+LLVMValueRef cg_map(Cg *cg, const IrNode *n)
+{
+    MapIn m = {.sink = SINK_STORE};
+    const IrType *ot = n->type;
+    if (n->u.map.out) {
+        m.out = cg_expr(cg, n->u.map.out);
+        LLVMValueRef dims[MAX_DIMS];
+        for (int d = 0; d < ot->ndim; d++) dims[d] = cg_array_dim(cg, m.out, d);
+        if (!prepare_inputs(cg, &m, n, dims, ot->ndim)) return LLVMGetUndef(cg_type(cg, ot));
+    } else {
+        if (!prepare_inputs(cg, &m, n, NULL, ot->ndim)) return LLVMGetUndef(cg_type(cg, ot));
+        m.out = cg_new_array(cg, ot->dtype, ot->ndim, m.dims, n->pos);
+    }
+    m.out_type = ot;
+    run_map(cg, &m, ot->layout == IR_LAYOUT_C, false);
+    return m.out;
+}
+
+typedef struct IMapEnv {
+    const IrNode *n;
+    LLVMValueRef out;
+} IMapEnv;
+
+static void imap_body(Cg *cg, LLVMValueRef *idx, void *env)
+{
+    IMapEnv *e = env;
+    for (int d = 0; d < e->n->u.imap.ndim; d++) LLVMBuildStore(cg->b, idx[d], cg->var_slots[e->n->u.imap.idx[d]->id]);
+    LLVMValueRef v = cg_expr(cg, e->n->u.imap.body);
+    store_elem(cg, e->n->type->dtype, elem_ptr(cg, e->n->type, e->out, idx), v);
+}
+
+LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
+{
+    int nd = n->u.imap.ndim;
+    LLVMValueRef dims[MAX_DIMS];
+    IMapEnv env = {n, NULL};
+    if (n->u.imap.out) {
+        env.out = cg_expr(cg, n->u.imap.out);
+        for (int d = 0; d < nd; d++) dims[d] = cg_array_dim(cg, env.out, d);
+    } else {
+        for (int d = 0; d < nd; d++) dims[d] = cg_expr(cg, n->u.imap.dims[d]);
+        env.out = cg_new_array(cg, n->type->dtype, nd, dims, n->pos);
+    }
+    cg_loop_nest(cg, nd, dims, imap_body, &env, false);
+    return env.out;
+}
+
+/* ---------------- reductions ---------------- */
+
+/* An array input is reduced as the identity map over it, so both cases share the map's loops (and a map input
+ * is fused: its body is computed in the reduction's loop, with no array in between). */
+static const IrNode *as_map(Cg *cg, const IrNode *x)
+{
+    if (x->kind == IR_MAP && !x->u.map.out) return x;
+    IrNode *m = ir_node(cg->f->arena, IR_MAP, x->pos);
+    m->type = x->type;
+    m->u.map.ninputs = m->u.map.nparams = 1;
+    m->u.map.inputs = ir_nodes(cg->f->arena, 1);
+    m->u.map.inputs[0] = (IrNode *)x;
+    m->u.map.params = rt_arena_alloc(cg->f->arena, sizeof(IrVar *));
+    m->u.map.params[0] = ir_func_temp(cg->f, ir_type_scalar(x->type->dtype));
+    m->u.map.body = ir_var_ref(cg->f->arena, x->pos, m->u.map.params[0]);
+    /* the new variable needs a slot in this function */
+    LLVMValueRef *slots = rt_arena_alloc(cg->f->arena, sizeof(LLVMValueRef) * (size_t)(cg->f->nvars + 1));
+    memcpy(slots, cg->var_slots, sizeof(LLVMValueRef) * (size_t)(cg->f->nvars - 1));
+    slots[cg->f->nvars - 1] = cg_alloca(cg, cg_type(cg, m->u.map.params[0]->type), "elem");
+    cg->var_slots = slots;
+    return m;
+}
+
+LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
+{
+    const IrNode *map = as_map(cg, n->u.reduce.input);
+    const IrType *in_t = map->type;
+    IrDtype dt = map->u.map.body->type->dtype;
+    IrReduceOp op = n->u.reduce.op;
+    MapIn m = {.red_op = op};
+    if (!prepare_inputs(cg, &m, map, NULL, in_t->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
+    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX;
+    if (n->u.reduce.axis < 0) {
+        if (needs_items) {
+            LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
+            for (int d = 0; d < m.ndim; d++)
+                empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[d], cg_i64(cg, 0), ""), "");
+            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+            cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+        }
+        m.sink = SINK_REDUCE_ALL;
+        m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt)), "acc");
+        LLVMBuildStore(cg->b, red_identity(cg, op, dt), m.acc);
+        run_map(cg, &m, true, true);
+        return LLVMBuildLoad2(cg->b, cg_type(cg, ir_type_scalar(dt)), m.acc, "");
+    }
+    /* along an axis: the result starts at the identity, and the input is walked in its own order */
+    int axis = n->u.reduce.axis;
+    LLVMValueRef odims[MAX_DIMS];
+    int o = 0;
+    for (int d = 0; d < m.ndim; d++)
+        if (d != axis) odims[o++] = m.dims[d];
+    if (needs_items) {
+        LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+        LLVMValueRef osize = cg_i64(cg, 1);
+        for (int d = 0; d < o; d++) osize = LLVMBuildMul(cg->b, osize, odims[d], "");
+        LLVMValueRef empty = LLVMBuildAnd(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[axis], cg_i64(cg, 0), ""),
+                                          LLVMBuildICmp(cg->b, LLVMIntSGT, osize, cg_i64(cg, 0), ""), "");
+        cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+    }
+    m.out = n->u.reduce.out ? cg_expr(cg, n->u.reduce.out) : cg_new_array(cg, n->type->dtype, o, odims, n->pos);
+    m.out_type = n->type;
+    /* fill with the identity through a map with no inputs */
+    MapIn fill = {.sink = SINK_STORE, .out = m.out, .out_type = n->type, .ndim = o};
+    IrNode konst = {.kind = IR_CONST, .type = ir_type_scalar(dt)};
+    IrNode fmap = {.kind = IR_MAP, .type = n->type};
+    fmap.u.map.body = &konst;
+    fill.map = &fmap;
+    for (int d = 0; d < o; d++) fill.dims[d] = odims[d];
+    LLVMValueRef ident = red_identity(cg, op, dt);
+    (void)ident;
+    if (o > 0) {
+        /* the identity constant, written element by element */
+        IrNode *c = &konst;
+        if (ir_dtype_is_float(dt)) c->u.konst.f = (op == IR_RED_MUL) ? 1.0 : op == IR_RED_MIN ? __builtin_inf() : op == IR_RED_MAX ? -__builtin_inf() : 0.0;
+        else if (dt == IR_DT_BOOL) c->u.konst.i = (op == IR_RED_AND || op == IR_RED_MUL || op == IR_RED_MIN);
+        else {
+            int bits = ir_dtype_bits(dt);
+            bool sg = ir_dtype_is_signed(dt);
+            c->u.konst.i = op == IR_RED_MUL ? 1 : op == IR_RED_MIN ? (sg ? (int64_t)((~0ULL) >> (65 - bits)) : -1)
+                         : op == IR_RED_MAX ? (sg ? (int64_t)(~0ULL << (bits - 1)) : 0) : 0;
+        }
+        fill.flat_ok_static = false;
+        cg_loop_nest(cg, o, odims, nd_body, &fill, false);
+    }
+    m.sink = SINK_REDUCE_AXIS;
+    m.red_axis = axis;
+    run_map(cg, &m, false, false);
+    return m.out;
+}

@@ -1,0 +1,132 @@
+/* jit.c: the one ORC LLJIT of the process, the host target machine, and the O3 pipeline.
+ * Code is compiled for the host CPU's name and features, so loops vectorise to AVX2/AVX-512 where present.
+ * Runtime functions are given to the JIT as absolute symbols (they are hidden in our shared object); libm is
+ * found in the process. Compiled code is never unloaded. */
+#include <stdio.h>
+#include <string.h>
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include "cg.h"
+
+static LLVMOrcLLJITRef jit;
+static LLVMTargetMachineRef host_tm;
+static char init_error[512];
+
+static void set_llvm_error(LkDiag *diag, const char *what, LLVMErrorRef err)
+{
+    char *msg = LLVMGetErrorMessage(err);
+    lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "%s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+}
+
+static bool define_runtime_symbols(LkDiag *diag)
+{
+    int n;
+    const RtSymbol *syms = rt_symbols(&n);
+    LLVMOrcCSymbolMapPair pairs[32];
+    for (int i = 0; i < n && i < 32; i++) {
+        pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
+        pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
+        pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+        pairs[i].Sym.Flags.TargetFlags = 0;
+    }
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)n);
+    LLVMErrorRef err = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
+    if (err) {
+        set_llvm_error(diag, "defining runtime symbols", err);
+        return false;
+    }
+    return true;
+}
+
+bool cg_jit_init(LkDiag *diag)
+{
+    if (jit) return true;
+    if (init_error[0]) {
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
+        return false;
+    }
+    if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+        snprintf(init_error, sizeof init_error, "LLVM has no native target for this machine");
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
+        return false;
+    }
+    char *triple = LLVMGetDefaultTargetTriple();
+    char *cpu = LLVMGetHostCPUName();
+    char *features = LLVMGetHostCPUFeatures();
+    LLVMTargetRef target;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+        snprintf(init_error, sizeof init_error, "LLVM target: %s", msg);
+        LLVMDisposeMessage(msg);
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
+        return false;
+    }
+    host_tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive, LLVMRelocDefault,
+                                      LLVMCodeModelJITDefault);
+    /* the JIT gets its own target machine of the same description */
+    LLVMTargetMachineRef jit_tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive,
+                                                          LLVMRelocDefault, LLVMCodeModelJITDefault);
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jit_tm));
+    LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, builder);
+    if (err) {
+        jit = NULL;
+        set_llvm_error(diag, "creating the JIT", err);
+        snprintf(init_error, sizeof init_error, "%s", diag->message);
+        return false;
+    }
+    LLVMOrcDefinitionGeneratorRef gen;
+    err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
+    if (err) {
+        set_llvm_error(diag, "searching the process for symbols", err);
+        return false;
+    }
+    LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+    return define_runtime_symbols(diag);
+}
+
+LLVMTargetMachineRef cg_jit_target_machine(void)
+{
+    return host_tm;
+}
+
+bool cg_jit_optimize(LLVMModuleRef mod, LkDiag *diag)
+{
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
+    LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+    LLVMPassBuilderOptionsSetLoopInterleaving(po, 1);
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
+    LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", host_tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (err) {
+        set_llvm_error(diag, "optimising", err);
+        return false;
+    }
+    return true;
+}
+
+void *cg_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc, const char *entry_name, LkDiag *diag)
+{
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+    LLVMErrorRef err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm);
+    if (err) {
+        LLVMOrcDisposeThreadSafeModule(tsm);
+        set_llvm_error(diag, "adding code to the JIT", err);
+        return NULL;
+    }
+    LLVMOrcExecutorAddress addr = 0;
+    err = LLVMOrcLLJITLookup(jit, &addr, entry_name);
+    if (err) {
+        set_llvm_error(diag, "looking up compiled code", err);
+        return NULL;
+    }
+    return (void *)(uintptr_t)addr;
+}

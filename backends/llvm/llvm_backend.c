@@ -1,0 +1,126 @@
+/* llvm_backend.c: the `cpu` backend. Typed IR -> LLVM module -> verify -> O3 for the host CPU -> ORC JIT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <llvm-c/Analysis.h>
+#include "cg.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static bool cpu_available(LkDiag *why)
+{
+    return cg_jit_init(why);
+}
+
+static void init_types(Cg *cg)
+{
+    cg->i1 = LLVMInt1TypeInContext(cg->ctx);
+    cg->i8 = LLVMInt8TypeInContext(cg->ctx);
+    cg->i32 = LLVMInt32TypeInContext(cg->ctx);
+    cg->i64 = LLVMInt64TypeInContext(cg->ctx);
+    cg->f32 = LLVMFloatTypeInContext(cg->ctx);
+    cg->f64 = LLVMDoubleTypeInContext(cg->ctx);
+    cg->ptr = LLVMPointerTypeInContext(cg->ctx, 0);
+    cg->void_t = LLVMVoidTypeInContext(cg->ctx);
+}
+
+/* fastmath: the function attributes LLVM's code generator and vectoriser read in place of per-instruction
+ * flags, which the C API of LLVM 16 cannot set. */
+static void add_fastmath(Cg *cg)
+{
+    static const char *attrs[] = {"unsafe-fp-math", "no-infs-fp-math", "no-nans-fp-math", "no-signed-zeros-fp-math",
+                                  "approx-func-fp-math"};
+    for (LLVMValueRef fn = LLVMGetFirstFunction(cg->mod); fn; fn = LLVMGetNextFunction(fn)) {
+        if (LLVMIsDeclaration(fn)) continue;
+        for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+            LLVMAttributeRef a = LLVMCreateStringAttribute(cg->ctx, attrs[i], (unsigned)strlen(attrs[i]), "true", 4);
+            LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, a);
+        }
+    }
+}
+
+/* LLVM's remarks and warnings (a loop it chose not to vectorise) are not the user's business: drop them.
+ * Errors still surface through the verifier and the JIT's own error values. */
+static void quiet_diagnostics(LLVMDiagnosticInfoRef info, void *unused)
+{
+    (void)info;
+}
+
+static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
+{
+    double t0 = now_ms();
+    if (!cg_jit_init(diag)) return NULL;
+    static int module_counter;
+    char modname[64], entry[200];
+    snprintf(modname, sizeof modname, "lk_module_%d", ++module_counter);
+
+    /* symbols must be unique across modules of the one JIT */
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "lk%d_", module_counter);
+    IrFunc *all[257];
+    all[0] = f;
+    for (int i = 0; i < f->ncallees && i < 256; i++) all[i + 1] = f->callees[i];
+    for (int i = 0; i <= f->ncallees && i < 257; i++) {
+        char sym[240];
+        snprintf(sym, sizeof sym, "%s%s", prefix, all[i]->symbol);
+        all[i]->symbol = rt_arena_strdup(f->arena, sym);
+    }
+
+    LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+    Cg cg = {.ctx = LLVMOrcThreadSafeContextGetContext(tsc), .diag = diag, .opts = opts};
+    LLVMContextSetDiagnosticHandler(cg.ctx, quiet_diagnostics, NULL);
+    cg.mod = LLVMModuleCreateWithNameInContext(modname, cg.ctx);
+    LLVMTargetMachineRef tm = cg_jit_target_machine();
+    char *triple = LLVMGetTargetMachineTriple(tm);
+    LLVMSetTarget(cg.mod, triple);
+    LLVMDisposeMessage(triple);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(cg.mod, td);
+    LLVMDisposeTargetData(td);
+    cg.b = LLVMCreateBuilderInContext(cg.ctx);
+    init_types(&cg);
+
+    bool ok = cg_emit_module(&cg, f);
+    LLVMDisposeBuilder(cg.b);
+    char *msg = NULL;
+    if (ok && LLVMVerifyModule(cg.mod, LLVMReturnStatusAction, &msg)) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, f->file, f->line, 0, "lorikeet produced invalid LLVM IR: %.400s", msg);
+        ok = false;
+    }
+    if (msg) LLVMDisposeMessage(msg);
+    if (ok && opts->fastmath) add_fastmath(&cg);
+    if (ok) ok = cg_jit_optimize(cg.mod, diag);
+    BeCompiled *out = NULL;
+    if (ok) {
+        out = calloc(1, sizeof *out);
+        if (opts->keep_ir_text) {
+            char *text = LLVMPrintModuleToString(cg.mod);
+            out->ir_text = strdup(text);
+            LLVMDisposeMessage(text);
+        }
+        snprintf(entry, sizeof entry, "%s.entry", f->symbol);
+        out->entry = (BeEntry)cg_jit_add(cg.mod, tsc, entry, diag);
+        if (!out->entry) {
+            free(out->ir_text);
+            free(out);
+            out = NULL;
+        }
+    } else {
+        LLVMDisposeModule(cg.mod);
+    }
+    LLVMOrcDisposeThreadSafeContext(tsc);
+    if (out) out->compile_ms = now_ms() - t0;
+    return out;
+}
+
+const BeBackend be_llvm_cpu = {
+    .name = "cpu",
+    .available = cpu_available,
+    .compile = cpu_compile,
+};

@@ -1,0 +1,47 @@
+/* loops.c: counted loop nests for the data-parallel nodes. The index of each level is an i64 from 0 to its
+ * dim; the innermost latch may carry llvm.loop.vectorize.enable, which lets LLVM reorder a float reduction
+ * (NumPy's own sums are pairwise, not sequential, so this is no loss of fidelity). */
+#include <llvm-c/DebugInfo.h>
+#include "cg.h"
+
+static void mark_vectorize(Cg *cg, LLVMValueRef latch_br)
+{
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
+    LLVMMetadataRef enable_ops[2] = {LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.enable", 26),
+                                     LLVMValueAsMetadata(LLVMConstInt(cg->i1, 1, 0))};
+    LLVMMetadataRef enable = LLVMMDNodeInContext2(cg->ctx, enable_ops, 2);
+    LLVMMetadataRef loop_ops[2] = {tmp, enable};
+    LLVMMetadataRef loop = LLVMMDNodeInContext2(cg->ctx, loop_ops, 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, loop); /* the loop id refers to itself */
+    LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(cg->ctx, "llvm.loop", 9), LLVMMetadataAsValue(cg->ctx, loop));
+}
+
+static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *idx, CgLoopBody body, void *env,
+                 bool vectorize)
+{
+    if (level == ndim) {
+        body(cg, idx, env);
+        return;
+    }
+    LLVMValueRef counter = cg_alloca(cg, cg->i64, "idx");
+    LLVMBuildStore(cg->b, cg_i64(cg, 0), counter);
+    LLVMBasicBlockRef head = cg_new_bb(cg, "loop"), inner = cg_new_bb(cg, "loop_body"), done = cg_new_bb(cg, "loop_end");
+    LLVMBuildBr(cg->b, head);
+    LLVMPositionBuilderAtEnd(cg->b, head);
+    LLVMValueRef i = LLVMBuildLoad2(cg->b, cg->i64, counter, "");
+    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, i, dims[level], ""), inner, done);
+    LLVMPositionBuilderAtEnd(cg->b, inner);
+    idx[level] = i;
+    nest(cg, level + 1, ndim, dims, idx, body, env, vectorize);
+    LLVMValueRef next = LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, counter, ""), cg_i64(cg, 1), "");
+    LLVMBuildStore(cg->b, next, counter);
+    LLVMValueRef br = LLVMBuildBr(cg->b, head);
+    if (vectorize && level == ndim - 1) mark_vectorize(cg, br);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
+void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize)
+{
+    LLVMValueRef idx[32];
+    nest(cg, 0, ndim, dims, idx, body, env, vectorize);
+}

@@ -1,0 +1,16 @@
+/* registry.c: the backends lorikeet knows, by name. */
+#include <string.h>
+#include "backend.h"
+
+extern const BeBackend be_llvm_cpu;
+
+const BeBackend *be_find(const char *name, LkDiag *diag)
+{
+    if (strcmp(name, "cpu") == 0) return &be_llvm_cpu;
+    if (strcmp(name, "openmp") == 0 || strcmp(name, "gpu") == 0) {
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "the '%s' backend is not built yet (only 'cpu' is)", name);
+        return NULL;
+    }
+    lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "unknown backend '%s' (known: cpu, openmp, gpu)", name);
+    return NULL;
+}

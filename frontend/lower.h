@@ -1,0 +1,69 @@
+/* lower.h: private to frontend/. The state of lowering one function, and what its three files share:
+ *   pyast.c      reading Python AST objects safely (fields, lists, positions, errors, name resolution)
+ *   lower_expr.c expressions
+ *   lower_stmt.c statements and fe_lower_function
+ *
+ * Reference discipline: every object the helpers fetch from Python is appended to FeCtx.keep, so the helpers
+ * hand out borrowed references that stay valid until fe_lower_function returns. No caller ever DECREFs.
+ * Error discipline: a helper that fails sets the diagnostic and returns NULL/false; callers return at once.
+ */
+#ifndef LK_FE_LOWER_H
+#define LK_FE_LOWER_H
+
+#include "frontend.h"
+
+typedef struct FeCtx {
+    IrFunc *f;
+    RtArena *a;
+    LkDiag *diag;
+    PyObject *env;       /* borrowed dict, or NULL: free name -> resolution tuple */
+    PyObject *locals;    /* owned set of str: every name the function binds (params, assignment targets) */
+    PyObject *keep;      /* owned list: keeps alive every object the helpers handed out */
+    const char *file;
+    int line_offset;     /* file line of ast line 1 */
+    IrPos pos;           /* the node being lowered: errors about nodes without a position use it */
+    int depth;           /* nesting of expressions and statements, bounded so that C recursion stays shallow */
+} FeCtx;
+
+#define FE_MAX_DEPTH 500
+
+/* ---- pyast.c: AST access ---- */
+const char *fe_kind(PyObject *node);                       /* "BinOp", "Name", ...: the node's class name */
+bool fe_is(PyObject *node, const char *kind);
+PyObject *fe_get(FeCtx *c, PyObject *node, const char *field);  /* borrowed; NULL with diag */
+PyObject *fe_list(FeCtx *c, PyObject *node, const char *field); /* borrowed list; NULL with diag */
+const char *fe_str(FeCtx *c, PyObject *node, const char *field); /* UTF-8, valid while the node lives */
+const char *fe_utf8(FeCtx *c, PyObject *s);                /* UTF-8 of a str object, or NULL with diag */
+const char *fe_dup(FeCtx *c, const char *s);               /* s copied into the arena */
+IrPos fe_pos(FeCtx *c, PyObject *node);                    /* real file position; c->pos if node has none */
+bool fe_failed(const FeCtx *c);
+void *fe_error(FeCtx *c, IrPos pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void *fe_py_error(FeCtx *c);                               /* the pending Python exception as LK_ERR_INTERNAL */
+
+/* ---- pyast.c: what a name means ---- */
+typedef enum {
+    FE_RES_LOCAL,       /* a variable of the function */
+    FE_RES_CONST,       /* obj: a bool/int/float/None or a tuple of those */
+    FE_RES_MODULE,      /* qual: "numpy", "math" or "lorikeet"; obj: the module */
+    FE_RES_NAMED,       /* qual: "builtins.len", "numpy.sqrt", ... */
+    FE_RES_FUNC,        /* obj: a user function or dispatcher */
+    FE_RES_UNSUPPORTED, /* qual: a description of the object */
+    FE_RES_UNDEFINED,   /* not found anywhere */
+} FeResKind;
+
+typedef struct FeRes {
+    FeResKind kind;
+    const char *name;   /* the name as written */
+    const char *qual;   /* see above */
+    PyObject *obj;      /* borrowed */
+} FeRes;
+
+bool fe_resolve(FeCtx *c, PyObject *id, IrPos pos, FeRes *out); /* id: a str; false with diag on a bad env */
+
+/* ---- lower_expr.c ---- */
+IrNode *fe_lower_expr(FeCtx *c, PyObject *e);
+IrNode *fe_lower_subscript(FeCtx *c, PyObject *e);         /* an ast.Subscript as an IR_INDEX */
+IrNode *fe_const_from_py(FeCtx *c, PyObject *v, IrPos pos); /* a Python constant as IR_CONST/IR_TUPLE */
+bool fe_binop_of(FeCtx *c, PyObject *op, IrPos pos, IrBinOp *out); /* ast.Add -> IR_OP_ADD, ... */
+
+#endif

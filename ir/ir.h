@@ -1,0 +1,295 @@
+/* ir.h: lorikeet's intermediate representation, untyped and typed.
+ *
+ * One structured IR serves both stages. The frontend builds it from Python's AST with every `type` NULL
+ * (the untyped IR, one per Python function, reused for every specialisation). typespec makes a typed copy for
+ * one argument-type signature, in that compilation's arena, where every expression and variable has a type and
+ * where array operations have become the data-parallel nodes (IR_MAP, IR_REDUCE, ...). Passes (ir/fuse.c,
+ * ir/explicit_alloc.c, ...) rewrite the typed IR; backends lower it.
+ *
+ * Invariants of the typed IR (what backends may rely on):
+ *  - every IrNode of an expression kind has a non-NULL type; every IrVar has a type;
+ *  - operands of IR_BINOP/IR_COMPARE/IR_UNOP are scalars of the same type (typespec inserts IR_CAST);
+ *  - array arithmetic appears only inside the body of an IR_MAP, whose body is a scalar expression over the
+ *    map's params; after ir_explicit_alloc(), a map or axis-reduce that produces a new array appears only in
+ *    statement position with `out` set to a variable that an IR_ALLOC filled just before.
+ * Nodes are allocated in an RtArena and never freed one by one.
+ */
+#ifndef LK_IR_H
+#define LK_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../runtime/runtime.h"
+
+/* ---------------- types ---------------- */
+typedef enum {
+    IR_DT_BOOL, IR_DT_INT8, IR_DT_INT16, IR_DT_INT32, IR_DT_INT64,
+    IR_DT_UINT8, IR_DT_UINT16, IR_DT_UINT32, IR_DT_UINT64,
+    IR_DT_FLOAT32, IR_DT_FLOAT64,
+    IR_DT_COUNT
+} IrDtype;
+
+typedef enum {
+    IR_TY_SCALAR,  /* dtype; `weak` marks a Python int/float literal (NEP 50) */
+    IR_TY_ARRAY,   /* dtype, ndim, layout */
+    IR_TY_TUPLE,   /* elems[nelems] */
+    IR_TY_NONE,
+    IR_TY_SLICE,   /* a slice object (start/stop/step as int64 or absent) */
+    IR_TY_RANGE,   /* a range object; only as a for-loop iterable */
+    IR_TY_DTYPE,   /* a dtype used as a value (np.float32): dtype */
+} IrTypeKind;
+
+typedef enum { IR_LAYOUT_C, IR_LAYOUT_ANY } IrLayout;
+
+typedef struct IrType IrType;
+struct IrType {
+    IrTypeKind kind;
+    IrDtype dtype;
+    bool weak;
+    int ndim;
+    IrLayout layout;
+    int nelems;
+    IrType **elems;
+};
+
+/* Types are interned for the life of the process: equal types are the same pointer. */
+IrType *ir_type_scalar(IrDtype dt);
+IrType *ir_type_weak(IrDtype dt);          /* IR_DT_INT64, IR_DT_FLOAT64 or IR_DT_BOOL */
+IrType *ir_type_array(IrDtype dt, int ndim, IrLayout layout);
+IrType *ir_type_tuple(IrType **elems, int n);
+IrType *ir_type_none(void);
+IrType *ir_type_slice(void);
+IrType *ir_type_range(void);
+IrType *ir_type_dtype(IrDtype dt);
+IrType *ir_type_strong(IrType *t);         /* the weak flag cleared */
+bool ir_dtype_is_int(IrDtype dt);
+bool ir_dtype_is_signed(IrDtype dt);
+bool ir_dtype_is_float(IrDtype dt);
+int ir_dtype_size(IrDtype dt);
+int ir_dtype_bits(IrDtype dt);
+const char *ir_dtype_name(IrDtype dt);     /* "float64" */
+bool ir_dtype_from_name(const char *name, IrDtype *out);
+void ir_type_str(const IrType *t, char *buf, size_t n); /* "array(float64, 2d, C)" */
+
+/* The calling convention between the shim and compiled code: arguments and results travel as a flat list of
+ * 8-byte slots. A scalar takes one (integers and bools widened to int64, floats to double); an array of ndim n
+ * takes 2 + 2n (data, base, shape[n], strides[n] in bytes); a tuple its elements' slots in order; None and
+ * dtypes none. */
+int ir_abi_slots(const IrType *t);
+
+/* ---------------- nodes ---------------- */
+typedef struct IrPos {
+    int line;
+    int col;
+} IrPos;
+
+typedef struct IrVar {
+    const char *name;   /* the Python name, or "$tN" for a compiler temporary */
+    int id;
+    IrType *type;       /* NULL in the untyped IR */
+} IrVar;
+
+typedef enum {
+    IR_OP_ADD, IR_OP_SUB, IR_OP_MUL, IR_OP_DIV, IR_OP_FLOORDIV, IR_OP_MOD, IR_OP_POW,
+    IR_OP_MATMUL, IR_OP_LSHIFT, IR_OP_RSHIFT, IR_OP_BITAND, IR_OP_BITOR, IR_OP_BITXOR,
+    /* scalar-only binary helpers typespec introduces */
+    IR_OP_MIN, IR_OP_MAX,
+} IrBinOp;
+
+typedef enum { IR_UOP_NEG, IR_UOP_POS, IR_UOP_INVERT, IR_UOP_NOT, IR_UOP_ABS } IrUnOp;
+
+typedef enum { IR_CMP_EQ, IR_CMP_NE, IR_CMP_LT, IR_CMP_LE, IR_CMP_GT, IR_CMP_GE } IrCmpOp;
+
+/* Scalar math functions that a backend must provide (as LLVM intrinsics, libm calls or CUDA functions). */
+typedef enum {
+    IR_MATH_SQRT, IR_MATH_EXP, IR_MATH_EXP2, IR_MATH_EXPM1, IR_MATH_LOG, IR_MATH_LOG2, IR_MATH_LOG10,
+    IR_MATH_LOG1P, IR_MATH_SIN, IR_MATH_COS, IR_MATH_TAN, IR_MATH_ASIN, IR_MATH_ACOS, IR_MATH_ATAN,
+    IR_MATH_SINH, IR_MATH_COSH, IR_MATH_TANH, IR_MATH_ASINH, IR_MATH_ACOSH, IR_MATH_ATANH,
+    IR_MATH_FLOOR, IR_MATH_CEIL, IR_MATH_TRUNC, IR_MATH_RINT, IR_MATH_FABS, IR_MATH_CBRT,
+    IR_MATH_ISNAN, IR_MATH_ISINF, IR_MATH_ISFINITE,
+    /* two arguments */
+    IR_MATH_ATAN2, IR_MATH_HYPOT, IR_MATH_POW, IR_MATH_FMOD, IR_MATH_COPYSIGN,
+    IR_MATH_COUNT
+} IrMathFn;
+const char *ir_math_name(IrMathFn f);
+int ir_math_arity(IrMathFn f);
+
+typedef enum {
+    IR_RED_ADD, IR_RED_MUL, IR_RED_MIN, IR_RED_MAX, IR_RED_AND, IR_RED_OR,
+    IR_RED_ARGMIN, IR_RED_ARGMAX,
+} IrReduceOp;
+
+typedef enum {
+    /* ---- expressions ---- */
+    IR_CONST,        /* konst */
+    IR_VAR,          /* var */
+    IR_NAMEREF,      /* name: a module attribute used as a value ("numpy.float32"); untyped IR only */
+    IR_BINOP,        /* binop */
+    IR_UNOP,         /* unop */
+    IR_COMPARE,      /* compare: a < b <= c, evaluated left to right, short-circuit */
+    IR_BOOLOP,       /* boolop: and/or with Python's value semantics, short-circuit */
+    IR_IFEXP,        /* ifexp */
+    IR_CALL,         /* call: builtins, numpy/math functions, methods, user functions */
+    IR_INDEX,        /* index: base[i, j:k, None, ...] */
+    IR_SLICE,        /* slice: start:stop:step, each may be NULL */
+    IR_ATTR,         /* attr: value.name */
+    IR_TUPLE,        /* tuple */
+    IR_TUPLE_GET,    /* tuple_get: tuple[k], k constant */
+    /* typed IR only */
+    IR_CAST,         /* cast: value converted to node->type (scalars) */
+    IR_MATH,         /* math: fn(args), float scalars of one type */
+    IR_ARRAY_DIM,    /* array_dim: array.shape[axis], int64 */
+    IR_ALLOC,        /* alloc: new uninitialised array of node->type with shape dims[ndim] (int64 each) */
+    IR_MAP,          /* map: elementwise (broadcast) body over inputs; writes into out when set (value: out) */
+    IR_IMAP,         /* imap: body over the index space dims (params are int64 indices); writes into out */
+    IR_REDUCE,       /* reduce: op over input (all elements, or along axis); a statement when out is set */
+    IR_BCAST_SHAPE,  /* bcast_shape: dimension `axis` of the broadcast shape of args (int64); raises if they clash */
+    /* ---- statements ---- */
+    IR_ASSIGN,       /* assign: var = value */
+    IR_AUGASSIGN,    /* augassign: var op= value (untyped IR only; typespec decides in-place or not) */
+    IR_STORE,        /* store: target (an IR_INDEX) = value, with broadcasting */
+    IR_IF,           /* if_ */
+    IR_WHILE,        /* while_ */
+    IR_FOR_RANGE,    /* for_range: var in range(start, stop, step) */
+    IR_FOR_ITER,     /* for_iter: var in iterable (untyped IR only; typespec lowers it to IR_FOR_RANGE) */
+    IR_BREAK,
+    IR_CONTINUE,
+    IR_RETURN,       /* ret: value may be NULL (returns None) */
+    IR_EXPR_STMT,    /* expr_stmt: evaluated for its effects */
+    IR_PASS,
+    IR_KIND_COUNT
+} IrKind;
+
+typedef struct IrNode IrNode;
+
+typedef struct IrBlock {
+    IrNode **stmts;
+    int n;
+    int cap;
+} IrBlock;
+
+typedef enum {
+    IR_CALLEE_NAMED,  /* a known global: name is "builtins.len", "numpy.sqrt", "math.floor", "lorikeet.map" */
+    IR_CALLEE_METHOD, /* a method: name is "sum", args[0] is the receiver */
+    IR_CALLEE_FUNC,   /* a user function: func_handle identifies it to the resolver (see typespec.h) */
+    IR_CALLEE_INTRINSIC, /* typed IR: an operation every backend implements, by name: "transpose" (a view with
+                          * the axes reversed) */
+} IrCalleeKind;
+
+typedef struct IrFunc IrFunc;
+
+struct IrNode {
+    IrKind kind;
+    IrType *type;  /* NULL in the untyped IR */
+    IrPos pos;
+    union {
+        struct { int64_t i; double f; } konst;   /* value by type: bool/int in i, float in f; None has no value */
+        struct { IrVar *var; } var;
+        struct { const char *name; } name;
+        struct { IrBinOp op; IrNode *lhs, *rhs; } binop;
+        struct { IrUnOp op; IrNode *operand; } unop;
+        struct { IrCmpOp *ops; IrNode **operands; int nops; } compare; /* nops ops, nops+1 operands */
+        struct { bool is_and; IrNode **values; int n; } boolop;
+        struct { IrNode *cond, *then, *orelse; } ifexp;
+        struct {
+            IrCalleeKind ckind;
+            const char *name;
+            void *func_handle;
+            IrFunc *callee;      /* typed IR: the specialised callee */
+            IrNode **args;
+            int nargs;
+            const char **kwnames;
+            IrNode **kwargs;
+            int nkw;
+        } call;
+        struct { IrNode *base; IrNode **items; int n; bool checked; } index;
+        struct { IrNode *start, *stop, *step; } slice;
+        struct { IrNode *value; const char *name; } attr;
+        struct { IrNode **items; int n; } tuple;
+        struct { IrNode *tuple; int k; } tuple_get;
+        struct { IrNode *value; } cast;
+        struct { IrMathFn fn; IrNode *args[2]; } math;
+        struct { IrNode *array; int axis; } array_dim;
+        struct { IrNode **dims; int ndim; } alloc;
+        struct {
+            IrVar **params;      /* scalar parameters bound to elements of inputs */
+            int nparams;
+            IrNode *body;        /* scalar expression over params and enclosing scalar variables */
+            IrNode **inputs;     /* arrays (broadcast against each other) or scalars */
+            int ninputs;
+            IrNode *out;         /* NULL: the map is an expression producing a new array */
+        } map;
+        struct {
+            IrVar **idx;         /* one int64 index variable per dimension */
+            int ndim;
+            IrNode **dims;
+            IrNode *body;
+            IrNode *out;         /* NULL: a new array of node->type with shape dims */
+        } imap;
+        struct {
+            IrReduceOp op;
+            IrNode *input;       /* an array expression, often an IR_MAP (fused map-reduce) */
+            int axis;            /* -1: all elements, giving a scalar */
+            IrNode *out;         /* axis reductions after ir_explicit_alloc: the preallocated result */
+        } reduce;
+        struct { IrNode **args; int n; int axis; int ndim; } bcast_shape;
+        struct { IrVar *var; IrNode *value; } assign;
+        struct { IrVar *var; IrBinOp op; IrNode *value; } augassign;
+        struct { IrNode *target; IrNode *value; } store;
+        struct { IrNode *cond; IrBlock then, orelse; } if_;
+        struct { IrNode *cond; IrBlock body; } while_;
+        struct { IrVar *var; IrNode *start, *stop, *step; IrBlock body; } for_range;
+        struct { IrVar *var; IrNode *iterable; IrBlock body; } for_iter;
+        struct { IrNode *value; } ret;
+        struct { IrNode *value; } expr_stmt;
+    } u;
+};
+
+struct IrFunc {
+    const char *name;
+    const char *file;
+    int line;
+    IrVar **params;
+    int nparams;
+    IrVar **vars;        /* every variable of the function, params first; vars[i]->id == i */
+    int nvars;
+    int cap_vars;
+    IrBlock body;
+    IrType *ret_type;    /* typed IR only */
+    RtArena *arena;      /* owns this function's nodes */
+    /* typed IR: user functions this one calls, each specialised (for backends to emit) */
+    IrFunc **callees;
+    int ncallees;
+    int cap_callees;
+    const char *symbol;  /* typed IR: the unique name backends give it */
+};
+
+/* ---- construction (node.c) ---- */
+IrFunc *ir_func_new(RtArena *a, const char *name, const char *file, int line);
+IrVar *ir_func_var(IrFunc *f, const char *name); /* the variable of that name, created on first use */
+IrVar *ir_func_temp(IrFunc *f, IrType *type);    /* a fresh compiler temporary */
+IrNode *ir_node(RtArena *a, IrKind kind, IrPos pos);
+IrNode **ir_nodes(RtArena *a, int n);
+void ir_block_push(RtArena *a, IrBlock *b, IrNode *stmt);
+IrNode *ir_const_int(RtArena *a, IrPos pos, IrType *t, int64_t v);
+IrNode *ir_const_float(RtArena *a, IrPos pos, IrType *t, double v);
+IrNode *ir_var_ref(RtArena *a, IrPos pos, IrVar *v);
+bool ir_is_statement(IrKind k);
+const char *ir_kind_name(IrKind k);
+
+/* ---- printing (print.c): the readable text form that inspect_types shows ---- */
+char *ir_print_func(const IrFunc *f); /* malloc'd; caller frees */
+
+/* ---- passes ---- */
+void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
+
+/* ---- traversal (walk.c) ---- */
+/* Calls fn on the address of each direct child expression of n (statement blocks excluded), so a pass can
+ * replace a child in place. */
+typedef void (*IrChildFn)(IrNode **child, void *env);
+void ir_each_child(IrNode *n, IrChildFn fn, void *env);
+/* Calls fn on each statement of the block and, recursively, of the blocks nested in it. */
+typedef void (*IrStmtFn)(IrNode *stmt, void *env);
+void ir_each_stmt(IrBlock *b, IrStmtFn fn, void *env);
+
+#endif

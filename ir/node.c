@@ -1,0 +1,116 @@
+/* node.c: constructors for IR functions, variables and nodes. All memory comes from the function's arena. */
+#include <stdio.h>
+#include <string.h>
+#include "ir.h"
+
+IrFunc *ir_func_new(RtArena *a, const char *name, const char *file, int line)
+{
+    IrFunc *f = rt_arena_alloc(a, sizeof *f);
+    f->name = rt_arena_strdup(a, name);
+    f->file = rt_arena_strdup(a, file ? file : "<unknown>");
+    f->line = line;
+    f->arena = a;
+    return f;
+}
+
+static IrVar *add_var(IrFunc *f, const char *name, IrType *type)
+{
+    if (f->nvars == f->cap_vars) {
+        int cap = f->cap_vars ? f->cap_vars * 2 : 16;
+        IrVar **vars = rt_arena_alloc(f->arena, sizeof *vars * (size_t)cap);
+        if (f->nvars) memcpy(vars, f->vars, sizeof *vars * (size_t)f->nvars);
+        f->vars = vars;
+        f->cap_vars = cap;
+    }
+    IrVar *v = rt_arena_alloc(f->arena, sizeof *v);
+    v->name = rt_arena_strdup(f->arena, name);
+    v->id = f->nvars;
+    v->type = type;
+    f->vars[f->nvars++] = v;
+    return v;
+}
+
+IrVar *ir_func_var(IrFunc *f, const char *name)
+{
+    for (int i = 0; i < f->nvars; i++)
+        if (strcmp(f->vars[i]->name, name) == 0) return f->vars[i];
+    return add_var(f, name, NULL);
+}
+
+IrVar *ir_func_temp(IrFunc *f, IrType *type)
+{
+    char name[32];
+    snprintf(name, sizeof name, "$t%d", f->nvars);
+    return add_var(f, name, type);
+}
+
+IrNode *ir_node(RtArena *a, IrKind kind, IrPos pos)
+{
+    IrNode *n = rt_arena_alloc(a, sizeof *n);
+    n->kind = kind;
+    n->pos = pos;
+    return n;
+}
+
+IrNode **ir_nodes(RtArena *a, int n)
+{
+    return rt_arena_alloc(a, sizeof(IrNode *) * (size_t)(n > 0 ? n : 1));
+}
+
+void ir_block_push(RtArena *a, IrBlock *b, IrNode *stmt)
+{
+    if (b->n == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 8;
+        IrNode **stmts = ir_nodes(a, cap);
+        if (b->n) memcpy(stmts, b->stmts, sizeof *stmts * (size_t)b->n);
+        b->stmts = stmts;
+        b->cap = cap;
+    }
+    b->stmts[b->n++] = stmt;
+}
+
+IrNode *ir_const_int(RtArena *a, IrPos pos, IrType *t, int64_t v)
+{
+    IrNode *n = ir_node(a, IR_CONST, pos);
+    n->type = t;
+    n->u.konst.i = v;
+    n->u.konst.f = (double)v;
+    return n;
+}
+
+IrNode *ir_const_float(RtArena *a, IrPos pos, IrType *t, double v)
+{
+    IrNode *n = ir_node(a, IR_CONST, pos);
+    n->type = t;
+    n->u.konst.f = v;
+    return n;
+}
+
+IrNode *ir_var_ref(RtArena *a, IrPos pos, IrVar *v)
+{
+    IrNode *n = ir_node(a, IR_VAR, pos);
+    n->u.var.var = v;
+    n->type = v->type;
+    return n;
+}
+
+bool ir_is_statement(IrKind k)
+{
+    return k >= IR_ASSIGN;
+}
+
+const char *ir_kind_name(IrKind k)
+{
+    static const char *names[IR_KIND_COUNT] = {
+        [IR_CONST] = "const", [IR_VAR] = "var", [IR_NAMEREF] = "nameref", [IR_BINOP] = "binop",
+        [IR_UNOP] = "unop", [IR_COMPARE] = "compare", [IR_BOOLOP] = "boolop", [IR_IFEXP] = "ifexp",
+        [IR_CALL] = "call", [IR_INDEX] = "index", [IR_SLICE] = "slice", [IR_ATTR] = "attr",
+        [IR_TUPLE] = "tuple", [IR_TUPLE_GET] = "tuple_get", [IR_CAST] = "cast", [IR_MATH] = "math",
+        [IR_ARRAY_DIM] = "array_dim", [IR_ALLOC] = "alloc", [IR_MAP] = "map", [IR_IMAP] = "imap", [IR_REDUCE] = "reduce",
+        [IR_BCAST_SHAPE] = "bcast_shape", [IR_ASSIGN] = "assign", [IR_AUGASSIGN] = "augassign",
+        [IR_STORE] = "store", [IR_IF] = "if", [IR_WHILE] = "while", [IR_FOR_RANGE] = "for_range",
+        [IR_FOR_ITER] = "for_iter", [IR_BREAK] = "break", [IR_CONTINUE] = "continue", [IR_RETURN] = "return",
+        [IR_EXPR_STMT] = "expr", [IR_PASS] = "pass",
+    };
+    return (k >= 0 && k < IR_KIND_COUNT && names[k]) ? names[k] : "?";
+}

@@ -1,0 +1,142 @@
+/* type.c: interned types. Equal types are the same pointer, for the life of the process, so that type
+ * comparison is pointer comparison and signatures can hold types without owning them.
+ * The intern table is touched only while compiling, which the Python shim serialises under the GIL. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ir.h"
+
+typedef struct TypeNode {
+    IrType t;
+    struct TypeNode *next;
+} TypeNode;
+
+static TypeNode *interned;
+
+static bool same_type(const IrType *a, const IrType *b)
+{
+    if (a->kind != b->kind || a->dtype != b->dtype || a->weak != b->weak || a->ndim != b->ndim ||
+        a->layout != b->layout || a->nelems != b->nelems)
+        return false;
+    for (int i = 0; i < a->nelems; i++)
+        if (a->elems[i] != b->elems[i]) return false;
+    return true;
+}
+
+static IrType *intern(IrType proto)
+{
+    for (TypeNode *n = interned; n; n = n->next)
+        if (same_type(&n->t, &proto)) return &n->t;
+    TypeNode *n = calloc(1, sizeof *n);
+    n->t = proto;
+    if (proto.nelems) {
+        n->t.elems = malloc(sizeof(IrType *) * (size_t)proto.nelems);
+        memcpy(n->t.elems, proto.elems, sizeof(IrType *) * (size_t)proto.nelems);
+    }
+    n->next = interned;
+    interned = n;
+    return &n->t;
+}
+
+IrType *ir_type_scalar(IrDtype dt) { return intern((IrType){.kind = IR_TY_SCALAR, .dtype = dt}); }
+IrType *ir_type_weak(IrDtype dt) { return intern((IrType){.kind = IR_TY_SCALAR, .dtype = dt, .weak = true}); }
+IrType *ir_type_none(void) { return intern((IrType){.kind = IR_TY_NONE}); }
+IrType *ir_type_slice(void) { return intern((IrType){.kind = IR_TY_SLICE}); }
+IrType *ir_type_range(void) { return intern((IrType){.kind = IR_TY_RANGE}); }
+IrType *ir_type_dtype(IrDtype dt) { return intern((IrType){.kind = IR_TY_DTYPE, .dtype = dt}); }
+
+IrType *ir_type_array(IrDtype dt, int ndim, IrLayout layout)
+{
+    if (ndim == 0) return ir_type_scalar(dt);
+    return intern((IrType){.kind = IR_TY_ARRAY, .dtype = dt, .ndim = ndim, .layout = layout});
+}
+
+IrType *ir_type_tuple(IrType **elems, int n)
+{
+    return intern((IrType){.kind = IR_TY_TUPLE, .nelems = n, .elems = elems});
+}
+
+IrType *ir_type_strong(IrType *t)
+{
+    if (t->kind != IR_TY_SCALAR || !t->weak) return t;
+    return ir_type_scalar(t->dtype);
+}
+
+bool ir_dtype_is_int(IrDtype dt) { return dt >= IR_DT_INT8 && dt <= IR_DT_UINT64; }
+bool ir_dtype_is_signed(IrDtype dt) { return dt >= IR_DT_INT8 && dt <= IR_DT_INT64; }
+bool ir_dtype_is_float(IrDtype dt) { return dt == IR_DT_FLOAT32 || dt == IR_DT_FLOAT64; }
+
+int ir_dtype_size(IrDtype dt)
+{
+    static const int sizes[IR_DT_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+    return sizes[dt];
+}
+
+int ir_dtype_bits(IrDtype dt)
+{
+    return dt == IR_DT_BOOL ? 1 : ir_dtype_size(dt) * 8;
+}
+
+static const char *dtype_names[IR_DT_COUNT] = {
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+};
+
+const char *ir_dtype_name(IrDtype dt) { return dtype_names[dt]; }
+
+bool ir_dtype_from_name(const char *name, IrDtype *out)
+{
+    for (int i = 0; i < IR_DT_COUNT; i++)
+        if (strcmp(name, dtype_names[i]) == 0) {
+            *out = (IrDtype)i;
+            return true;
+        }
+    if (strcmp(name, "bool_") == 0) { *out = IR_DT_BOOL; return true; }
+    if (strcmp(name, "float") == 0 || strcmp(name, "double") == 0) { *out = IR_DT_FLOAT64; return true; }
+    if (strcmp(name, "int") == 0 || strcmp(name, "intp") == 0) { *out = IR_DT_INT64; return true; }
+    if (strcmp(name, "single") == 0) { *out = IR_DT_FLOAT32; return true; }
+    return false;
+}
+
+void ir_type_str(const IrType *t, char *buf, size_t n)
+{
+    if (!t) { snprintf(buf, n, "?"); return; }
+    switch (t->kind) {
+    case IR_TY_SCALAR:
+        if (t->weak) snprintf(buf, n, "%s", t->dtype == IR_DT_BOOL ? "bool" : t->dtype == IR_DT_INT64 ? "int" : "float");
+        else snprintf(buf, n, "%s", ir_dtype_name(t->dtype));
+        return;
+    case IR_TY_ARRAY:
+        snprintf(buf, n, "array(%s, %dd, %s)", ir_dtype_name(t->dtype), t->ndim, t->layout == IR_LAYOUT_C ? "C" : "A");
+        return;
+    case IR_TY_TUPLE: {
+        size_t used = (size_t)snprintf(buf, n, "(");
+        for (int i = 0; i < t->nelems && used < n; i++) {
+            ir_type_str(t->elems[i], buf + used, n - used);
+            used = strlen(buf);
+            if (i + 1 < t->nelems || t->nelems == 1) used += (size_t)snprintf(buf + used, n - used, i + 1 < t->nelems ? ", " : ",");
+        }
+        if (used < n) snprintf(buf + used, n - used, ")");
+        return;
+    }
+    case IR_TY_NONE: snprintf(buf, n, "none"); return;
+    case IR_TY_SLICE: snprintf(buf, n, "slice"); return;
+    case IR_TY_RANGE: snprintf(buf, n, "range"); return;
+    case IR_TY_DTYPE: snprintf(buf, n, "dtype(%s)", ir_dtype_name(t->dtype)); return;
+    }
+    snprintf(buf, n, "?");
+}
+
+int ir_abi_slots(const IrType *t)
+{
+    switch (t->kind) {
+    case IR_TY_SCALAR: return 1;
+    case IR_TY_ARRAY: return 2 + 2 * t->ndim;
+    case IR_TY_TUPLE: {
+        int n = 0;
+        for (int i = 0; i < t->nelems; i++) n += ir_abi_slots(t->elems[i]);
+        return n;
+    }
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: return 0;
+    }
+    return 0;
+}

@@ -1,0 +1,64 @@
+/* walk.c: generic traversal of the IR, so each pass handles only the kinds it changes. */
+#include "ir.h"
+
+static void each(IrNode **v, int n, IrChildFn fn, void *env)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i]) fn(&v[i], env);
+}
+
+static void one(IrNode **p, IrChildFn fn, void *env)
+{
+    if (*p) fn(p, env);
+}
+
+void ir_each_child(IrNode *n, IrChildFn fn, void *env)
+{
+    switch (n->kind) {
+    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BREAK: case IR_CONTINUE: case IR_PASS: case IR_KIND_COUNT:
+        return;
+    case IR_BINOP: one(&n->u.binop.lhs, fn, env); one(&n->u.binop.rhs, fn, env); return;
+    case IR_UNOP: one(&n->u.unop.operand, fn, env); return;
+    case IR_COMPARE: each(n->u.compare.operands, n->u.compare.nops + 1, fn, env); return;
+    case IR_BOOLOP: each(n->u.boolop.values, n->u.boolop.n, fn, env); return;
+    case IR_IFEXP: one(&n->u.ifexp.cond, fn, env); one(&n->u.ifexp.then, fn, env); one(&n->u.ifexp.orelse, fn, env); return;
+    case IR_CALL: each(n->u.call.args, n->u.call.nargs, fn, env); each(n->u.call.kwargs, n->u.call.nkw, fn, env); return;
+    case IR_INDEX: one(&n->u.index.base, fn, env); each(n->u.index.items, n->u.index.n, fn, env); return;
+    case IR_SLICE: one(&n->u.slice.start, fn, env); one(&n->u.slice.stop, fn, env); one(&n->u.slice.step, fn, env); return;
+    case IR_ATTR: one(&n->u.attr.value, fn, env); return;
+    case IR_TUPLE: each(n->u.tuple.items, n->u.tuple.n, fn, env); return;
+    case IR_TUPLE_GET: one(&n->u.tuple_get.tuple, fn, env); return;
+    case IR_CAST: one(&n->u.cast.value, fn, env); return;
+    case IR_MATH: each(n->u.math.args, ir_math_arity(n->u.math.fn), fn, env); return;
+    case IR_ARRAY_DIM: one(&n->u.array_dim.array, fn, env); return;
+    case IR_ALLOC: each(n->u.alloc.dims, n->u.alloc.ndim, fn, env); return;
+    case IR_MAP: each(n->u.map.inputs, n->u.map.ninputs, fn, env); one(&n->u.map.body, fn, env); one(&n->u.map.out, fn, env); return;
+    case IR_IMAP: each(n->u.imap.dims, n->u.imap.ndim, fn, env); one(&n->u.imap.body, fn, env); one(&n->u.imap.out, fn, env); return;
+    case IR_REDUCE: one(&n->u.reduce.input, fn, env); one(&n->u.reduce.out, fn, env); return;
+    case IR_BCAST_SHAPE: each(n->u.bcast_shape.args, n->u.bcast_shape.n, fn, env); return;
+    case IR_ASSIGN: one(&n->u.assign.value, fn, env); return;
+    case IR_AUGASSIGN: one(&n->u.augassign.value, fn, env); return;
+    case IR_STORE: one(&n->u.store.target, fn, env); one(&n->u.store.value, fn, env); return;
+    case IR_IF: one(&n->u.if_.cond, fn, env); return;
+    case IR_WHILE: one(&n->u.while_.cond, fn, env); return;
+    case IR_FOR_RANGE: one(&n->u.for_range.start, fn, env); one(&n->u.for_range.stop, fn, env); one(&n->u.for_range.step, fn, env); return;
+    case IR_FOR_ITER: one(&n->u.for_iter.iterable, fn, env); return;
+    case IR_RETURN: one(&n->u.ret.value, fn, env); return;
+    case IR_EXPR_STMT: one(&n->u.expr_stmt.value, fn, env); return;
+    }
+}
+
+void ir_each_stmt(IrBlock *b, IrStmtFn fn, void *env)
+{
+    for (int i = 0; i < b->n; i++) {
+        IrNode *s = b->stmts[i];
+        fn(s, env);
+        switch (s->kind) {
+        case IR_IF: ir_each_stmt(&s->u.if_.then, fn, env); ir_each_stmt(&s->u.if_.orelse, fn, env); break;
+        case IR_WHILE: ir_each_stmt(&s->u.while_.body, fn, env); break;
+        case IR_FOR_RANGE: ir_each_stmt(&s->u.for_range.body, fn, env); break;
+        case IR_FOR_ITER: ir_each_stmt(&s->u.for_iter.body, fn, env); break;
+        default: break;
+        }
+    }
+}

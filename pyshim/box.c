@@ -1,0 +1,292 @@
+/* box.c: Python values <-> the slot calling convention (ir_abi_slots). Arrays pass zero-copy: compiled code
+ * gets NumPy's data pointer, shape and strides; arrays it returns become ndarrays that own the call's buffer
+ * (or views that keep the argument they came from alive). */
+#include "shim.h"
+
+static bool dtype_of_descr(PyArray_Descr *d, IrDtype *out)
+{
+    if (d->byteorder == '>') return false; /* non-native byte order */
+    int size = (int)PyDataType_ELSIZE(d);
+    switch (d->kind) {
+    case 'b': *out = IR_DT_BOOL; return size == 1;
+    case 'i':
+        *out = size == 1 ? IR_DT_INT8 : size == 2 ? IR_DT_INT16 : size == 4 ? IR_DT_INT32 : IR_DT_INT64;
+        return size == 1 || size == 2 || size == 4 || size == 8;
+    case 'u':
+        *out = size == 1 ? IR_DT_UINT8 : size == 2 ? IR_DT_UINT16 : size == 4 ? IR_DT_UINT32 : IR_DT_UINT64;
+        return size == 1 || size == 2 || size == 4 || size == 8;
+    case 'f':
+        *out = size == 4 ? IR_DT_FLOAT32 : IR_DT_FLOAT64;
+        return size == 4 || size == 8;
+    default: return false;
+    }
+}
+
+static int npy_type_of(IrDtype dt)
+{
+    static const int map[IR_DT_COUNT] = {NPY_BOOL, NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64, NPY_UINT8,
+                                         NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64};
+    return map[dt];
+}
+
+static bool array_ok(PyArrayObject *a)
+{
+    return PyArray_ISALIGNED(a) && PyArray_NDIM(a) >= 1 && PyArray_NDIM(a) <= 32;
+}
+
+int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
+{
+    if (*len + 4 > LK_KEY_MAX) return -1;
+    if (PyArray_Check(arg)) {
+        PyArrayObject *a = (PyArrayObject *)arg;
+        IrDtype dt;
+        if (!dtype_of_descr(PyArray_DESCR(a), &dt) || !array_ok(a)) return -1;
+        key[(*len)++] = 'A';
+        key[(*len)++] = (unsigned char)dt;
+        key[(*len)++] = (unsigned char)PyArray_NDIM(a);
+        key[(*len)++] = PyArray_IS_C_CONTIGUOUS(a) ? 'C' : 'A';
+        return 0;
+    }
+    if (PyBool_Check(arg)) { key[(*len)++] = 'b'; return 0; }
+    if (PyLong_CheckExact(arg) || PyLong_Check(arg)) {
+        int overflow;
+        PyLong_AsLongLongAndOverflow(arg, &overflow);
+        if (overflow) return -1;
+        key[(*len)++] = 'i';
+        return 0;
+    }
+    if (PyFloat_Check(arg)) { key[(*len)++] = 'f'; return 0; }
+    if (arg == Py_None) { key[(*len)++] = 'N'; return 0; }
+    if (PyTuple_Check(arg)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(arg);
+        if (n > 64) return -1;
+        key[(*len)++] = 'T';
+        key[(*len)++] = (unsigned char)n;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (lk_key_arg(PyTuple_GET_ITEM(arg, i), key, len) < 0) return -1;
+        if (*len + 1 > LK_KEY_MAX) return -1;
+        key[(*len)++] = ')';
+        return 0;
+    }
+    if (PyArray_IsScalar(arg, Generic)) {
+        PyArray_Descr *d = PyArray_DescrFromScalar(arg);
+        IrDtype dt;
+        bool ok = d && dtype_of_descr(d, &dt);
+        Py_XDECREF(d);
+        if (!ok) return -1;
+        key[(*len)++] = 's';
+        key[(*len)++] = (unsigned char)dt;
+        return 0;
+    }
+    return -1;
+}
+
+IrType *lk_type_of_arg(PyObject *arg, const char *param)
+{
+    if (PyArray_Check(arg)) {
+        PyArrayObject *a = (PyArrayObject *)arg;
+        IrDtype dt;
+        if (!dtype_of_descr(PyArray_DESCR(a), &dt)) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': arrays of dtype %R are not supported (bool, int8..int64, "
+                         "uint8..uint64, float32 and float64 in native byte order are)", param, PyArray_DESCR(a));
+            return NULL;
+        }
+        if (PyArray_NDIM(a) == 0) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': 0-dimensional arrays are not supported; pass a scalar", param);
+            return NULL;
+        }
+        if (!array_ok(a)) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': the array is not aligned or has more than 32 dimensions", param);
+            return NULL;
+        }
+        return ir_type_array(dt, PyArray_NDIM(a), PyArray_IS_C_CONTIGUOUS(a) ? IR_LAYOUT_C : IR_LAYOUT_ANY);
+    }
+    if (PyBool_Check(arg)) return ir_type_weak(IR_DT_BOOL); /* Python bools add like ints: True + True == 2 */
+    if (PyLong_Check(arg)) {
+        int overflow;
+        PyLong_AsLongLongAndOverflow(arg, &overflow);
+        if (overflow) {
+            PyErr_Format(PyExc_OverflowError, "argument '%s': %R does not fit in a 64-bit integer", param, arg);
+            return NULL;
+        }
+        return ir_type_scalar(IR_DT_INT64);
+    }
+    if (PyFloat_Check(arg)) return ir_type_scalar(IR_DT_FLOAT64);
+    if (arg == Py_None) return ir_type_none();
+    if (PyTuple_Check(arg)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(arg);
+        if (n > 64) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': tuples of more than 64 items are not supported", param);
+            return NULL;
+        }
+        IrType *elems[64];
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!(elems[i] = lk_type_of_arg(PyTuple_GET_ITEM(arg, i), param))) return NULL;
+        return ir_type_tuple(elems, (int)n);
+    }
+    if (PyArray_IsScalar(arg, Generic)) {
+        PyArray_Descr *d = PyArray_DescrFromScalar(arg);
+        IrDtype dt;
+        bool ok = d && dtype_of_descr(d, &dt);
+        Py_XDECREF(d);
+        if (ok) return ir_type_scalar(dt);
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "argument '%s' has unsupported type %.100s: lorikeet takes numbers, bools, NumPy arrays of numbers, "
+                 "tuples of these and None", param, Py_TYPE(arg)->tp_name);
+    return NULL;
+}
+
+static int64_t scalar_slot(PyObject *arg, const IrType *t)
+{
+    union { int64_t i; double f; } slot = {0};
+    if (PyArray_IsScalar(arg, Generic) && !PyBool_Check(arg) && !PyLong_Check(arg) && !PyFloat_Check(arg)) {
+        unsigned char buf[16] = {0};
+        PyArray_ScalarAsCtype(arg, buf);
+        switch (t->dtype) {
+        case IR_DT_BOOL: slot.i = *(npy_bool *)buf != 0; break;
+        case IR_DT_INT8: slot.i = *(int8_t *)buf; break;
+        case IR_DT_INT16: slot.i = *(int16_t *)buf; break;
+        case IR_DT_INT32: slot.i = *(int32_t *)buf; break;
+        case IR_DT_INT64: slot.i = *(int64_t *)buf; break;
+        case IR_DT_UINT8: slot.i = *(uint8_t *)buf; break;
+        case IR_DT_UINT16: slot.i = *(uint16_t *)buf; break;
+        case IR_DT_UINT32: slot.i = *(uint32_t *)buf; break;
+        case IR_DT_UINT64: slot.i = (int64_t)*(uint64_t *)buf; break;
+        case IR_DT_FLOAT32: slot.f = *(float *)buf; break;
+        case IR_DT_FLOAT64: slot.f = *(double *)buf; break;
+        case IR_DT_COUNT: break;
+        }
+        return slot.i;
+    }
+    if (ir_dtype_is_float(t->dtype)) slot.f = PyFloat_AsDouble(arg);
+    else slot.i = PyLong_AsLongLong(arg); /* bools are ints: 0 or 1 */
+    return slot.i;
+}
+
+void lk_unbox_arg(PyObject *arg, const IrType *t, int64_t *slots, int *nslot, PyObject **arrays, int *narrays)
+{
+    switch (t->kind) {
+    case IR_TY_SCALAR: slots[(*nslot)++] = scalar_slot(arg, t); return;
+    case IR_TY_ARRAY: {
+        PyArrayObject *a = (PyArrayObject *)arg;
+        slots[(*nslot)++] = (int64_t)(intptr_t)PyArray_DATA(a);
+        slots[(*nslot)++] = (int64_t)(intptr_t)RT_ARG_BASE(*narrays);
+        arrays[(*narrays)++] = arg;
+        npy_intp *dims = PyArray_DIMS(a), *strides = PyArray_STRIDES(a);
+        for (int i = 0; i < t->ndim; i++) slots[(*nslot)++] = dims[i];
+        for (int i = 0; i < t->ndim; i++) slots[(*nslot)++] = strides[i];
+        return;
+    }
+    case IR_TY_TUPLE:
+        for (int i = 0; i < t->nelems; i++) lk_unbox_arg(PyTuple_GET_ITEM(arg, i), t->elems[i], slots, nslot, arrays, narrays);
+        return;
+    default: return;
+    }
+}
+
+static void free_buffer_capsule(PyObject *cap)
+{
+    rt_buffer_free(PyCapsule_GetPointer(cap, "lorikeet.buffer"));
+}
+
+/* The object that keeps a returned array's memory alive: the argument it views, or a capsule owning the
+ * buffer (one per buffer, even when several returned arrays share it). */
+static PyObject *owner_of(void *base, RtCtx *ctx, PyObject **arrays, PyObject **owners, int *nowners)
+{
+    if (RT_IS_ARG_BASE(base)) {
+        PyObject *o = arrays[(uintptr_t)base - 1];
+        Py_INCREF(o);
+        return o;
+    }
+    for (int i = 0; i < *nowners; i++)
+        if (PyCapsule_GetPointer(owners[i], "lorikeet.buffer") == base) {
+            Py_INCREF(owners[i]);
+            return owners[i];
+        }
+    if (!rt_is_buffer_of(ctx, base) || *nowners >= LK_MAX_ARRAYS) {
+        PyErr_SetString(PyExc_SystemError, "lorikeet: a returned array has no known owner (internal error)");
+        return NULL;
+    }
+    rt_buffer_detach(ctx, base);
+    PyObject *cap = PyCapsule_New(base, "lorikeet.buffer", free_buffer_capsule);
+    if (!cap) {
+        rt_buffer_free(base);
+        return NULL;
+    }
+    owners[(*nowners)++] = cap; /* borrowed by the list; the arrays hold the references */
+    return cap;
+}
+
+PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx *ctx, PyObject **arrays,
+                        PyObject **owners, int *nowners)
+{
+    switch (t->kind) {
+    case IR_TY_SCALAR: {
+        int64_t v = slots[(*nslot)++];
+        double f;
+        memcpy(&f, &v, sizeof f);
+        switch (t->dtype) {
+        case IR_DT_BOOL: return PyBool_FromLong(v != 0);
+        case IR_DT_INT64: return PyLong_FromLongLong(v);
+        case IR_DT_FLOAT64: return PyFloat_FromDouble(f);
+        default: {
+            /* other dtypes come back as NumPy scalars of that dtype, as NumPy's own operations give */
+            union { int8_t i8; int16_t i16; int32_t i32; uint64_t u64; float f32; unsigned char raw[8]; } c;
+            switch (t->dtype) {
+            case IR_DT_INT8: case IR_DT_UINT8: c.i8 = (int8_t)v; break;
+            case IR_DT_INT16: case IR_DT_UINT16: c.i16 = (int16_t)v; break;
+            case IR_DT_INT32: case IR_DT_UINT32: c.i32 = (int32_t)v; break;
+            case IR_DT_FLOAT32: c.f32 = (float)f; break;
+            default: c.u64 = (uint64_t)v; break;
+            }
+            PyArray_Descr *d = PyArray_DescrFromType(npy_type_of(t->dtype));
+            PyObject *s = PyArray_Scalar(c.raw, d, NULL);
+            Py_DECREF(d);
+            return s;
+        }
+        }
+    }
+    case IR_TY_ARRAY: {
+        void *data = (void *)(intptr_t)slots[*nslot];
+        void *base = (void *)(intptr_t)slots[*nslot + 1];
+        npy_intp dims[32], strides[32];
+        for (int i = 0; i < t->ndim; i++) dims[i] = slots[*nslot + 2 + i];
+        for (int i = 0; i < t->ndim; i++) strides[i] = slots[*nslot + 2 + t->ndim + i];
+        *nslot += 2 + 2 * t->ndim;
+        PyObject *owner = owner_of(base, ctx, arrays, owners, nowners);
+        if (!owner) return NULL;
+        int flags = NPY_ARRAY_WRITEABLE;
+        if (RT_IS_ARG_BASE(base) && !PyArray_ISWRITEABLE((PyArrayObject *)owner)) flags = 0;
+        PyArray_Descr *d = PyArray_DescrFromType(npy_type_of(t->dtype));
+        PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, d, t->ndim, dims, strides, data, flags, NULL);
+        if (!arr) {
+            Py_DECREF(owner);
+            return NULL;
+        }
+        if (PyArray_SetBaseObject((PyArrayObject *)arr, owner) < 0) {
+            Py_DECREF(arr);
+            return NULL;
+        }
+        return arr;
+    }
+    case IR_TY_TUPLE: {
+        PyObject *tup = PyTuple_New(t->nelems);
+        if (!tup) return NULL;
+        for (int i = 0; i < t->nelems; i++) {
+            PyObject *v = lk_box_result(t->elems[i], slots, nslot, ctx, arrays, owners, nowners);
+            if (!v) {
+                Py_DECREF(tup);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(tup, i, v);
+        }
+        return tup;
+    }
+    case IR_TY_DTYPE: {
+        PyArray_Descr *d = PyArray_DescrFromType(npy_type_of(t->dtype));
+        return (PyObject *)d;
+    }
+    default: Py_RETURN_NONE;
+    }
+}

@@ -1,0 +1,285 @@
+/* dispatcher.c: the Dispatcher type and the module lorikeet._lorikeet.
+ *
+ * The call path is the hot path: it builds a signature key from the arguments' types (a few bytes each),
+ * finds the specialisation by comparing keys, unboxes into slots on the stack, calls the native entry with the
+ * GIL released, and boxes the result. It allocates nothing of its own. Anything unusual (keyword arguments,
+ * lists, a new signature) goes to the slow path in Python or compile.c. */
+#define LK_IMPORT_ARRAY
+#include "shim.h"
+#include <structmember.h>
+
+static LkSpec *find_spec(LkDispatcher *d, const unsigned char *key, int len)
+{
+    for (int i = d->nspecs - 1; i >= 0; i--) {
+        LkSpec *s = d->specs[i];
+        if (s->keylen == len && memcmp(s->key, key, (size_t)len) == 0) return s;
+    }
+    return NULL;
+}
+
+static int add_spec(LkDispatcher *d, LkSpec *s)
+{
+    if (d->nspecs == d->cap_specs) {
+        int cap = d->cap_specs ? d->cap_specs * 2 : 4;
+        LkSpec **specs = PyMem_Realloc(d->specs, sizeof *specs * (size_t)cap);
+        if (!specs) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        d->specs = specs;
+        d->cap_specs = cap;
+    }
+    d->specs[d->nspecs++] = s;
+    return 0;
+}
+
+static PyObject *invoke(LkSpec *s, PyObject *args)
+{
+    int64_t stack_slots[256], stack_ret[64];
+    int64_t *slots = s->arg_slots <= 256 ? stack_slots : PyMem_Malloc(sizeof(int64_t) * (size_t)s->arg_slots);
+    int64_t *ret = s->ret_slots <= 64 ? stack_ret : PyMem_Malloc(sizeof(int64_t) * (size_t)s->ret_slots);
+    PyObject *arrays[LK_MAX_ARRAYS], *owners[LK_MAX_ARRAYS];
+    PyObject *result = NULL;
+    if (!slots || !ret) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int nslot = 0, narrays = 0, nowners = 0;
+    for (int i = 0; i < s->nargs; i++) lk_unbox_arg(PyTuple_GET_ITEM(args, i), s->arg_types[i], slots, &nslot, arrays, &narrays);
+    if (PyErr_Occurred()) goto done;
+    RtCtx ctx;
+    ctx.status = LK_OK;
+    ctx.diag.kind = LK_OK;
+    ctx.buffers = NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = s->entry(&ctx, slots, ret);
+    Py_END_ALLOW_THREADS
+    if (status != 0) {
+        if (ctx.diag.kind == LK_OK) lk_diag_set(&ctx.diag, LK_ERR_INTERNAL, "", 0, 0, "compiled code failed without a message");
+        lk_raise_diag(&ctx.diag);
+    } else {
+        nslot = 0;
+        result = lk_box_result(s->ret_type, ret, &nslot, &ctx, arrays, owners, &nowners);
+    }
+    rt_ctx_release(&ctx);
+done:
+    if (slots != stack_slots) PyMem_Free(slots);
+    if (ret != stack_ret) PyMem_Free(ret);
+    return result;
+}
+
+static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    if (kwargs && PyDict_GET_SIZE(kwargs)) return PyObject_Call(PyObject_GetAttrString(self, "_call_slow"), args, kwargs);
+    unsigned char key[LK_KEY_MAX];
+    int len = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (lk_key_arg(PyTuple_GET_ITEM(args, i), key, &len) < 0) {
+            /* lists to convert, or a type to name in a TypeError: the slow path does both */
+            PyObject *slow = PyObject_GetAttrString(self, "_call_slow");
+            if (!slow) return NULL;
+            PyObject *r = PyObject_Call(slow, args, NULL);
+            Py_DECREF(slow);
+            return r;
+        }
+    LkSpec *s = find_spec(d, key, len);
+    if (!s) {
+        s = lk_compile(d, args, 0);
+        if (!s) return NULL;
+        if (add_spec(d, s) < 0) {
+            lk_free_spec(s);
+            return NULL;
+        }
+    }
+    return invoke(s, args);
+}
+
+/* _compile(args): compile for these arguments (if not yet) and raise what compiling raises. */
+static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    PyObject *call_args;
+    int keep_llvm = 0;
+    if (!PyArg_ParseTuple(args, "O!|p", &PyTuple_Type, &call_args, &keep_llvm)) return NULL;
+    unsigned char key[LK_KEY_MAX];
+    int len = 0;
+    bool keyed = true;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(call_args); i++)
+        if (lk_key_arg(PyTuple_GET_ITEM(call_args, i), key, &len) < 0) keyed = false;
+    LkSpec *old = keyed ? find_spec(d, key, len) : NULL;
+    if (old && (!keep_llvm || old->llvm_ir)) return Py_BuildValue("(sOd)", old->typed_ir, old->llvm_ir ? PyUnicode_FromString(old->llvm_ir) : Py_None, old->compile_ms);
+    LkSpec *s = lk_compile(d, call_args, keep_llvm);
+    if (!s) return NULL;
+    if (!keyed) {
+        /* arguments that key_arg refuses (they raised in lk_compile); never reached with a spec */
+        lk_free_spec(s);
+        Py_RETURN_NONE;
+    }
+    if (add_spec(d, s) < 0) {
+        lk_free_spec(s);
+        return NULL;
+    }
+    PyObject *llvm = s->llvm_ir ? PyUnicode_FromString(s->llvm_ir) : (Py_INCREF(Py_None), Py_None);
+    PyObject *r = Py_BuildValue("(sNd)", s->typed_ir, llvm, s->compile_ms);
+    return r;
+}
+
+static PyObject *dispatcher_untyped(PyObject *self, PyObject *unused)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    if (lk_ensure_untyped(d) < 0) return NULL;
+    Py_INCREF(d->untyped);
+    return d->untyped;
+}
+
+static PyObject *dispatcher_signatures(PyObject *self, PyObject *unused)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < d->nspecs; i++) {
+        LkSpec *s = d->specs[i];
+        PyObject *tup = PyTuple_New(s->nargs);
+        for (int k = 0; k < s->nargs; k++) {
+            char buf[256];
+            ir_type_str(s->arg_types[k], buf, sizeof buf);
+            PyTuple_SET_ITEM(tup, k, PyUnicode_FromString(buf));
+        }
+        PyList_Append(list, tup);
+        Py_DECREF(tup);
+    }
+    return list;
+}
+
+static int dispatcher_init(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    static char *kwlist[] = {"py_func", "backend", "boundscheck", "fastmath", NULL};
+    PyObject *fn;
+    const char *backend = "cpu";
+    int boundscheck = 1, fastmath = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|spp", kwlist, &fn, &backend, &boundscheck, &fastmath)) return -1;
+    Py_INCREF(fn);
+    Py_XSETREF(d->py_func, fn);
+    snprintf(d->backend, sizeof d->backend, "%s", backend);
+    d->boundscheck = boundscheck;
+    d->fastmath = fastmath;
+    return 0;
+}
+
+static int dispatcher_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(d->py_func);
+    Py_VISIT(d->untyped);
+    return 0;
+}
+
+static int dispatcher_clear(PyObject *self)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    Py_CLEAR(d->py_func);
+    Py_CLEAR(d->untyped);
+    return 0;
+}
+
+static void dispatcher_dealloc(PyObject *self)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    PyObject_GC_UnTrack(self);
+    if (d->weakreflist) PyObject_ClearWeakRefs(self);
+    dispatcher_clear(self);
+    for (int i = 0; i < d->nspecs; i++) lk_free_spec(d->specs[i]);
+    PyMem_Free(d->specs);
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *dispatcher_get_backend(PyObject *self, void *unused)
+{
+    return PyUnicode_FromString(((LkDispatcher *)self)->backend);
+}
+
+static PyMethodDef dispatcher_methods[] = {
+    {"_compile", dispatcher_compile, METH_VARARGS, "_compile(args, keep_llvm=False) -> (typed_ir, llvm_ir, compile_ms)"},
+    {"_untyped", dispatcher_untyped, METH_NOARGS, "the untyped IR capsule, made once"},
+    {"signatures", dispatcher_signatures, METH_NOARGS, "the argument types of every compiled specialisation"},
+    {NULL},
+};
+
+static PyMemberDef dispatcher_members[] = {
+    {"py_func", T_OBJECT, offsetof(LkDispatcher, py_func), READONLY, "the Python function"},
+    {"boundscheck", T_INT, offsetof(LkDispatcher, boundscheck), READONLY, NULL},
+    {"fastmath", T_INT, offsetof(LkDispatcher, fastmath), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(LkDispatcher, weakreflist), READONLY, NULL},
+    {NULL},
+};
+
+static PyGetSetDef dispatcher_getset[] = {
+    {"backend", dispatcher_get_backend, NULL, "the backend this dispatcher compiles for", NULL},
+    {NULL},
+};
+
+static PyType_Slot dispatcher_slots[] = {
+    {Py_tp_call, dispatcher_call},
+    {Py_tp_init, dispatcher_init},
+    {Py_tp_dealloc, dispatcher_dealloc},
+    {Py_tp_traverse, dispatcher_traverse},
+    {Py_tp_clear, dispatcher_clear},
+    {Py_tp_methods, dispatcher_methods},
+    {Py_tp_members, dispatcher_members},
+    {Py_tp_getset, dispatcher_getset},
+    {Py_tp_new, PyType_GenericNew},
+    {0, NULL},
+};
+
+static PyType_Spec dispatcher_spec = {
+    .name = "lorikeet._lorikeet.Dispatcher",
+    .basicsize = sizeof(LkDispatcher),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = dispatcher_slots,
+};
+
+static PyObject *runtime_stats(PyObject *self, PyObject *unused)
+{
+    RtStats s = rt_stats();
+    return Py_BuildValue("{sLsLsL}", "allocations", (long long)s.allocations, "frees", (long long)s.frees,
+                         "live_bytes", (long long)s.live_bytes);
+}
+
+static PyObject *backend_available(PyObject *self, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    LkDiag diag = {0};
+    const BeBackend *be = be_find(name, &diag);
+    if (be && be->available(&diag)) Py_RETURN_TRUE;
+    return Py_BuildValue("(Os)", Py_False, diag.message);
+}
+
+static PyMethodDef module_methods[] = {
+    {"lower", lk_lower, METH_VARARGS, "lower(fdef, env, file, line_offset) -> untyped IR capsule"},
+    {"runtime_stats", runtime_stats, METH_NOARGS, "allocation counters of the runtime"},
+    {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_lorikeet", "lorikeet's C core", -1, module_methods};
+
+__attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__lorikeet(void)
+{
+    import_array();
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    PyObject *type = PyType_FromSpec(&dispatcher_spec);
+    if (!type || PyModule_AddObject(m, "Dispatcher", type) < 0) {
+        Py_XDECREF(type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

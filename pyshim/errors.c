@@ -1,0 +1,100 @@
+/* errors.c: diagnostics become Python exceptions here and nowhere else. A message names the cause and, for
+ * code, the file and line, with the offending source line and a caret under the column. */
+#include "shim.h"
+
+static PyObject *errors_attr(const char *name)
+{
+    PyObject *mod = PyImport_ImportModule("lorikeet.errors");
+    if (!mod) return NULL;
+    PyObject *cls = PyObject_GetAttrString(mod, name);
+    Py_DECREF(mod);
+    return cls;
+}
+
+static PyObject *source_line(const char *file, int line)
+{
+    PyObject *lc = PyImport_ImportModule("linecache");
+    if (!lc) return NULL;
+    PyObject *text = PyObject_CallMethod(lc, "getline", "si", file, line);
+    Py_DECREF(lc);
+    return text;
+}
+
+PyObject *lk_raise_diag(const LkDiag *d)
+{
+    PyObject *cls = NULL;
+    switch (d->kind) {
+    case LK_ERR_COMPILE: case LK_ERR_TYPE: cls = errors_attr("CompileError"); break;
+    case LK_ERR_INDEX: cls = PyExc_IndexError; Py_INCREF(cls); break;
+    case LK_ERR_ZERODIV: cls = PyExc_ZeroDivisionError; Py_INCREF(cls); break;
+    case LK_ERR_VALUE: cls = PyExc_ValueError; Py_INCREF(cls); break;
+    case LK_ERR_MEMORY: cls = PyExc_MemoryError; Py_INCREF(cls); break;
+    case LK_ERR_UNAVAILABLE: cls = errors_attr("BackendUnavailable"); break;
+    case LK_ERR_INTERNAL: case LK_OK: cls = errors_attr("InternalError"); break;
+    }
+    if (!cls) return NULL;
+    PyObject *msg;
+    if (d->file[0] && d->line > 0) {
+        PyObject *text = source_line(d->file, d->line);
+        const char *src = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : "";
+        PyErr_Clear();
+        /* the line without its indentation, and the caret moved left by as much */
+        int indent = 0;
+        while (src && (src[indent] == ' ' || src[indent] == '\t')) indent++;
+        size_t n = src ? strlen(src + indent) : 0;
+        while (n && (src[indent + n - 1] == '\n' || src[indent + n - 1] == '\r')) n--;
+        int caret = d->col > indent ? d->col - 1 - indent : 0;
+        char buf[2048];
+        if (n && d->col > 0)
+            snprintf(buf, sizeof buf, "%s\n  File \"%s\", line %d\n    %.*s\n    %*s^", d->message, d->file, d->line,
+                     (int)(n > 400 ? 400 : n), src + indent, caret > 400 ? 400 : caret, "");
+        else if (n)
+            snprintf(buf, sizeof buf, "%s\n  File \"%s\", line %d\n    %.*s", d->message, d->file, d->line,
+                     (int)(n > 400 ? 400 : n), src + indent);
+        else
+            snprintf(buf, sizeof buf, "%s\n  File \"%s\", line %d", d->message, d->file, d->line);
+        msg = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
+        Py_XDECREF(text);
+    } else {
+        msg = PyUnicode_FromString(d->message);
+    }
+    if (msg) {
+        PyObject *exc = PyObject_CallOneArg(cls, msg);
+        if (exc) {
+            if (d->file[0]) {
+                PyObject *f = PyUnicode_FromString(d->file), *l = PyLong_FromLong(d->line);
+                if (f && l) {
+                    PyObject_SetAttrString(exc, "lk_file", f);
+                    PyObject_SetAttrString(exc, "lk_line", l);
+                }
+                Py_XDECREF(f);
+                Py_XDECREF(l);
+                PyErr_Clear(); /* built-in exceptions may refuse attributes on some versions */
+            }
+            PyErr_SetObject(cls, exc);
+            Py_DECREF(exc);
+        }
+        Py_DECREF(msg);
+    }
+    Py_DECREF(cls);
+    return NULL;
+}
+
+/* The pending Python exception as a diagnostic (for failures inside callbacks the C layers made). */
+void lk_diag_from_exception(LkDiag *d)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *text = s ? PyUnicode_AsUTF8(s) : "unknown error";
+    PyObject *cerr = errors_attr("CompileError");
+    LkErrKind kind = (cerr && type && PyErr_GivenExceptionMatches(type, cerr)) ? LK_ERR_COMPILE : LK_ERR_INTERNAL;
+    PyErr_Clear();
+    lk_diag_set(d, kind, "", 0, 0, "%s", text ? text : "unknown error");
+    Py_XDECREF(cerr);
+    Py_XDECREF(s);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}

@@ -1,0 +1,215 @@
+"""_source.py: what the C frontend needs from Python about a function: its AST and what its free names mean.
+
+function_ast(fn) finds and parses the function's source; resolve_env(fn, fdef) resolves every free name of the
+function once, at compile time, into a tuple the frontend (frontend/pyast.c) understands. The frontend never
+looks anything up itself, so everything lorikeet assumes about a global (that it is a constant, a numpy function,
+another compiled function) is decided here, in one place.
+"""
+import ast
+import builtins
+import inspect
+import sys
+import types
+
+# The modules whose attributes the frontend resolves by name (np.sqrt -> "numpy.sqrt").
+_MODULES = ("numpy", "math", "lorikeet")
+# Where a function imported by name (from math import sqrt) may come from, in the order they are tried.
+_NAMED_SOURCES = ("lorikeet", "numpy", "math", "builtins")
+
+
+def _compile_error(message):
+    from lorikeet.errors import CompileError
+
+    return CompileError(message)
+
+
+def _source_file(fn):
+    try:
+        name = inspect.getsourcefile(fn)
+    except TypeError:
+        name = None
+    return name or fn.__code__.co_filename
+
+
+def function_ast(fn):
+    """Returns (fdef, filename, line_offset) for a Python function (or a dispatcher with .py_func).
+
+    fdef is the ast.FunctionDef (decorators are left in decorator_list; the frontend ignores them).
+    line_offset is the file line of ast line 1: file line = fdef-node lineno + line_offset - 1, which is what
+    fe_lower_function expects. Column offsets are the file's own: an indented def (a method, a def inside an
+    if) is parsed inside an `if 1:` block rather than dedented, so that columns need no correction.
+    Raises lorikeet.CompileError if the source is unavailable or is not a def.
+    """
+    fn = getattr(fn, "py_func", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise _compile_error(f"cannot compile {fn!r}: it is not a Python function")
+    name = getattr(fn, "__qualname__", code.co_name)
+    if code.co_name == "<lambda>":
+        raise _compile_error("lambda functions are not supported; define the function with def")
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise _compile_error(f"cannot compile {name}: its source code is not available ({e})") from None
+    filename = _source_file(fn)
+    source = "".join(lines)
+    indented = source[:1] in (" ", "\t")
+    try:
+        tree = ast.parse("if 1:\n" + source if indented else source, filename=filename)
+    except SyntaxError as e:
+        raise _compile_error(f"cannot compile {name}: its source does not parse ({e.msg})") from None
+    body = tree.body[0].body if indented and tree.body else tree.body
+    node = body[0] if body else None
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise _compile_error(f"cannot compile {name}: async functions are not supported")
+    if not isinstance(node, ast.FunctionDef):
+        raise _compile_error(f"cannot compile {name}: its source is not a def statement")
+    return node, filename, (first - 1 if indented else first)
+
+
+# ---- free names ----
+
+
+def _scan(fdef):
+    """(bound, loaded): the names the function binds (Python's rule: bound anywhere means local) and the names
+    its body reads, in order of first appearance."""
+    a = fdef.args
+    bound = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    bound.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+    declared_global = set()
+    loaded = {}
+    for stmt in fdef.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    loaded.setdefault(node.id, None)
+                else:
+                    bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((al.asname or al.name).split(".")[0] for al in node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                declared_global.update(node.names)
+    return bound - declared_global, list(loaded)
+
+
+_NOT_CONST = object()
+
+
+def _const(v):
+    """v as a Python bool/int/float/None or a tuple of those (NumPy scalars become Python's), else _NOT_CONST."""
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(v)
+    if isinstance(v, tuple):
+        items = tuple(_const(x) for x in v)
+        return _NOT_CONST if any(x is _NOT_CONST for x in items) else items
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.generic):
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        if isinstance(v, np.floating):
+            return float(v)
+    return _NOT_CONST
+
+
+def _named(local, v):
+    """"module.name" if v is an attribute of numpy, math, lorikeet or builtins, found by identity under the name
+    it was imported as or its own __name__ (from numpy import abs -> "numpy.abs"), else None."""
+    candidates = [local]
+    own = getattr(v, "__name__", None)
+    if isinstance(own, str) and own != local:
+        candidates.append(own)
+    for cand in candidates:
+        for modname in _NAMED_SOURCES:
+            mod = sys.modules.get(modname)
+            try:
+                found = mod is not None and getattr(mod, cand, None) is v
+            except Exception:  # a module __getattr__ that raises something odd
+                found = False
+            if found:
+                return f"{modname}.{cand}"
+    return None
+
+
+def _describe(v):
+    t = type(v)
+    tname = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    if tname == "numpy.ndarray":
+        return "numpy.ndarray; arrays from outside the function must be passed as arguments"
+    mod, qual = getattr(v, "__module__", None), getattr(v, "__qualname__", None)
+    if isinstance(mod, str) and isinstance(qual, str) and not isinstance(v, type):
+        return f"{tname} {mod}.{qual}"
+    if isinstance(v, type):
+        return f"class {v.__module__}.{v.__qualname__}"
+    return tname
+
+
+def _resolve(name, v):
+    c = _const(v)
+    if c is not _NOT_CONST:
+        return ("const", c)
+    if isinstance(v, types.ModuleType):
+        if v.__name__ in _MODULES:
+            return ("module", v.__name__, v)
+        return ("unsupported", f"module {v.__name__}")
+    q = _named(name, v)
+    if q is not None:
+        return ("named", q)
+    if hasattr(v, "py_func"):
+        return ("func", v)
+    if isinstance(v, types.FunctionType):
+        if str(getattr(v, "__module__", "")).split(".")[0] in ("numpy", "math"):  # numpy.linalg.norm: not ours
+            return ("unsupported", _describe(v))
+        return ("func", v)
+    return ("unsupported", _describe(v))
+
+
+def _namespaces(fn):
+    """The closure cells (those that hold a value), the globals and the builtins of fn."""
+    code = fn.__code__
+    closure = {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:  # an empty cell: the enclosing variable is not assigned yet
+            pass
+    globs = fn.__globals__
+    bi = globs.get("__builtins__", builtins)
+    if isinstance(bi, types.ModuleType):
+        bi = vars(bi)
+    return closure, globs, bi
+
+
+def resolve_env(fn, fdef):
+    """{name: resolution} for every name the body of fdef reads but the function never binds.
+
+    Resolutions: ('const', v) for bool/int/float/None and tuples of them; ('module', 'numpy'|'math'|'lorikeet',
+    module); ('named', 'numpy.sqrt') for functions, ufuncs, dtypes and builtins of those modules;
+    ('func', obj) for a Python function or a dispatcher (anything with .py_func); ('unsupported', description)
+    for anything else (an error only where the name is used). Names found nowhere are left out: the frontend
+    reports "name 'x' is not defined" at the use. Lookup order is Python's: closure, globals, builtins.
+    """
+    fn = getattr(fn, "py_func", fn)
+    bound, loaded = _scan(fdef)
+    closure, globs, bi = _namespaces(fn)
+    env = {}
+    for name in loaded:
+        if name in bound:
+            continue
+        for ns in (closure, globs, bi):
+            if name in ns:
+                try:
+                    env[name] = _resolve(name, ns[name])
+                except Exception as e:  # an object whose attributes raise: describe it, do not fail here
+                    env[name] = ("unsupported", f"{type(ns[name]).__name__} ({type(e).__name__})")
+                break
+    return env

@@ -1,0 +1,86 @@
+/* shim.h: the C half of the `lorikeet` Python package (module lorikeet._lorikeet).
+ *
+ * dispatcher.c: the Dispatcher type, whose call path (signature key, lookup, unboxing, the call, boxing) is
+ *               written for speed: no allocation, no hashing of source, no attribute lookups by string.
+ * compile.c:    the slow path: untyped IR from the frontend, typespec, IR passes, a backend.
+ * box.c:        NumPy and Python values to argument slots and back.
+ * errors.c:     LkDiag to Python exceptions (the only place that happens).
+ */
+#ifndef LK_SHIM_H
+#define LK_SHIM_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define PY_ARRAY_UNIQUE_SYMBOL lk_ARRAY_API
+#ifndef LK_IMPORT_ARRAY
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "../frontend/frontend.h"
+#include "../typespec/typespec.h"
+#include "../ir/ir.h"
+#include "../backends/backend.h"
+
+#define LK_KEY_MAX 256
+#define LK_MAX_SLOTS 1024
+#define LK_MAX_ARRAYS 128
+
+typedef struct LkSpec {
+    unsigned char key[LK_KEY_MAX];
+    int keylen;
+    BeEntry entry;
+    IrType **arg_types;
+    int nargs;
+    IrType *ret_type;
+    int ret_slots;
+    int arg_slots;
+    char *typed_ir;    /* printed typed IR after the passes */
+    char *llvm_ir;     /* optimised LLVM IR, kept only when asked for */
+    double compile_ms;
+} LkSpec;
+
+typedef struct LkDispatcher {
+    PyObject_HEAD
+    PyObject *py_func;
+    PyObject *untyped;   /* capsule "lorikeet.untyped" (UntypedIR), or NULL until first compiled */
+    PyObject *weakreflist;
+    int boundscheck;
+    int fastmath;
+    char backend[16];
+    int nparams;
+    LkSpec **specs;   /* newest last; the call path scans them (few per function) */
+    int nspecs, cap_specs;
+} LkDispatcher;
+
+typedef struct UntypedIR {
+    RtArena *arena;
+    IrFunc *func;
+    PyObject *env;       /* keeps the func_handles of calls alive */
+} UntypedIR;
+
+extern PyTypeObject LkDispatcher_Type;
+
+/* box.c */
+/* Appends the signature key of one argument; -1 if its type is not supported (no exception set). */
+int lk_key_arg(PyObject *arg, unsigned char *key, int *len);
+/* The IrType of one argument, or NULL with a TypeError naming the parameter. */
+IrType *lk_type_of_arg(PyObject *arg, const char *param);
+/* Writes the slots of one argument; arrays are recorded in arrays[] for their base tags. */
+void lk_unbox_arg(PyObject *arg, const IrType *t, int64_t *slots, int *nslot, PyObject **arrays, int *narrays);
+/* The Python value of a result; takes the buffers it returns out of ctx. NULL with an exception on failure. */
+PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx *ctx, PyObject **arrays,
+                        PyObject **owners, int *nowners);
+
+/* compile.c */
+LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm);
+PyObject *lk_lower(PyObject *self, PyObject *args);
+void lk_free_spec(LkSpec *s);
+int lk_ensure_untyped(LkDispatcher *d);
+
+/* errors.c */
+/* Raises the exception for diag (compile-time kinds become lorikeet.CompileError). Returns NULL. */
+PyObject *lk_raise_diag(const LkDiag *d);
+void lk_diag_from_exception(LkDiag *d);
+
+#endif

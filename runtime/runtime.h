@@ -1,0 +1,109 @@
+/* runtime.h: the C support that every layer and the compiled code share.
+ *
+ * - LkDiag: a diagnostic as a value (kind, message, file, line, col). Layers return it up; only pyshim/
+ *   turns it into a Python exception.
+ * - RtArena: bump allocation for one compilation; everything in it is freed at once.
+ * - RtCtx: the per-call context that compiled code receives. It carries the error status of the call and
+ *   the list of buffers the call allocated, so that temporaries are freed when the call returns.
+ * - RtBuffer: a heap block holding array data. Compiled code allocates through rt_buffer_alloc().
+ *
+ * This layer depends on nothing but libc. It must never call exit() or abort() on bad user input.
+ */
+#ifndef LK_RUNTIME_H
+#define LK_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- diagnostics ---- */
+typedef enum {
+    LK_OK = 0,
+    LK_ERR_COMPILE,       /* unsupported syntax, unresolved name (CompileError) */
+    LK_ERR_TYPE,          /* typing failed (CompileError) or a bad argument type at call (TypeError) */
+    LK_ERR_INDEX,         /* IndexError raised by compiled code */
+    LK_ERR_ZERODIV,       /* ZeroDivisionError raised by compiled code */
+    LK_ERR_VALUE,         /* ValueError: shapes that do not broadcast, bad sizes */
+    LK_ERR_MEMORY,        /* MemoryError */
+    LK_ERR_INTERNAL,      /* a bug in lorikeet: reported, never a crash */
+    LK_ERR_UNAVAILABLE,   /* a backend that cannot run here (no GPU, no OpenMP runtime) */
+} LkErrKind;
+
+typedef struct LkDiag {
+    LkErrKind kind;
+    char message[512];
+    char file[256];
+    int line;
+    int col;
+} LkDiag;
+
+void lk_diag_set(LkDiag *d, LkErrKind kind, const char *file, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* ---- arena ---- */
+typedef struct RtArenaChunk RtArenaChunk;
+typedef struct RtArena {
+    RtArenaChunk *chunks;
+} RtArena;
+
+RtArena *rt_arena_new(void);
+void rt_arena_free(RtArena *a);
+void *rt_arena_alloc(RtArena *a, size_t n); /* zeroed, 16-byte aligned */
+char *rt_arena_strdup(RtArena *a, const char *s);
+void *rt_arena_dup(RtArena *a, const void *p, size_t n);
+
+/* ---- buffers and the per-call context ---- */
+#define RT_BUFFER_MAGIC 0x4c4b4255u /* "LKBU" */
+
+typedef struct RtBuffer {
+    uint32_t magic;
+    uint32_t pad;
+    struct RtBuffer *next; /* the owning call's list; NULL once detached */
+    void *data;            /* 64-byte aligned */
+    int64_t nbytes;
+} RtBuffer;
+
+/* The argument-array tag: an array passed in by the caller has base = RT_ARG_BASE(i), i being the index of the
+ * array among the flattened arguments, so that a view returned to Python can keep the right object alive. */
+#define RT_ARG_BASE(i) ((void *)(uintptr_t)((i) + 1))
+#define RT_ARG_BASE_MAX 4096
+#define RT_IS_ARG_BASE(p) ((uintptr_t)(p) >= 1 && (uintptr_t)(p) <= RT_ARG_BASE_MAX)
+
+typedef struct RtCtx {
+    int status;          /* LkErrKind of the error raised, LK_OK while none */
+    LkDiag diag;         /* filled in with status */
+    RtBuffer *buffers;   /* every buffer this call allocated and still owns */
+} RtCtx;
+
+/* Called from compiled code. They return the status code so the caller can propagate it. */
+RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes);
+int rt_raise_index(RtCtx *ctx, const char *file, int line, int64_t index, int64_t size, int64_t axis);
+int rt_raise_zerodiv(RtCtx *ctx, const char *file, int line, int is_mod);
+int rt_raise_shape(RtCtx *ctx, const char *file, int line, int64_t a, int64_t b, int64_t axis);
+int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which);
+
+/* Messages for rt_raise_value, by code. */
+enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
+       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER };
+
+/* After a call: free every buffer still owned by ctx (temporaries, or everything after an error). */
+void rt_ctx_release(RtCtx *ctx);
+/* Take a returned buffer out of ctx's list; the caller now owns it and frees it with rt_buffer_free(). */
+void rt_buffer_detach(RtCtx *ctx, RtBuffer *b);
+void rt_buffer_free(RtBuffer *b);
+int rt_is_buffer_of(RtCtx *ctx, const void *base);
+
+typedef struct RtStats {
+    int64_t allocations;  /* buffers allocated since start */
+    int64_t frees;
+    int64_t live_bytes;
+} RtStats;
+RtStats rt_stats(void);
+
+/* Every runtime entry point that compiled code may call, by name, for the JIT's symbol table. */
+typedef struct RtSymbol {
+    const char *name;
+    void *addr;
+} RtSymbol;
+const RtSymbol *rt_symbols(int *count);
+
+#endif

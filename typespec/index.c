@@ -1,0 +1,241 @@
+/* index.c: subscripts (elements, views, tuple items), array attributes, and stores into arrays.
+ * Indexing an array with integers and slices gives an element or a view that shares memory, as in NumPy. */
+#include <string.h>
+#include "ts_internal.h"
+
+/* An untyped integer constant, possibly negated: what tuple indices must be. */
+static bool const_int(const IrNode *n, int64_t *v)
+{
+    if (n->kind == IR_CONST && n->type && n->type->kind == IR_TY_SCALAR && ir_dtype_is_int(n->type->dtype)) {
+        *v = n->u.konst.i;
+        return true;
+    }
+    if (n->kind == IR_UNOP && n->u.unop.op == IR_UOP_NEG && const_int(n->u.unop.operand, v)) {
+        *v = -*v;
+        return true;
+    }
+    return false;
+}
+
+static IrNode *tuple_item(Ts *ts, IrPos pos, IrNode *tup, int k)
+{
+    IrNode *g = ir_node(ts->a, IR_TUPLE_GET, pos);
+    g->u.tuple_get.tuple = tup;
+    g->u.tuple_get.k = k;
+    g->type = tup->type->elems[k];
+    return g;
+}
+
+static IrNode *index_tuple(Ts *ts, const IrNode *n, IrNode *tup)
+{
+    int len = tup->type->nelems;
+    if (n->u.index.n != 1) TS_ERR(ts, n->pos, "a tuple takes one index");
+    const IrNode *item = n->u.index.items[0];
+    int64_t k;
+    if (const_int(item, &k)) {
+        if (k < 0) k += len;
+        if (k < 0 || k >= len) TS_ERR(ts, n->pos, "tuple index out of range (a tuple of %d)", len);
+        return tuple_item(ts, n->pos, tup, (int)k);
+    }
+    if (item->kind == IR_SLICE) {
+        int64_t b[3] = {0, len, 1};
+        const IrNode *parts[3] = {item->u.slice.start, item->u.slice.stop, item->u.slice.step};
+        for (int i = 0; i < 3; i++)
+            if (parts[i] && !const_int(parts[i], &b[i])) TS_ERR(ts, n->pos, "a tuple can only be sliced with constants");
+        if (b[2] != 1) TS_ERR(ts, n->pos, "tuple slices with a step are not supported");
+        for (int i = 0; i < 2; i++) {
+            if (b[i] < 0) b[i] += len;
+            b[i] = b[i] < 0 ? 0 : b[i] > len ? len : b[i];
+        }
+        IrNode *src = ts_reuse(ts, tup);
+        IrNode *r = ir_node(ts->a, IR_TUPLE, n->pos);
+        int cnt = b[1] > b[0] ? (int)(b[1] - b[0]) : 0;
+        r->u.tuple.n = cnt;
+        r->u.tuple.items = ir_nodes(ts->a, cnt);
+        IrType **elems = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)(cnt ? cnt : 1));
+        for (int i = 0; i < cnt; i++) {
+            r->u.tuple.items[i] = tuple_item(ts, n->pos, src, (int)b[0] + i);
+            elems[i] = r->u.tuple.items[i]->type;
+        }
+        r->type = ir_type_tuple(elems, cnt);
+        return r;
+    }
+    TS_ERR(ts, n->pos, "a tuple can only be indexed with a constant integer");
+}
+
+static IrNode *typed_slice(Ts *ts, const IrNode *s)
+{
+    IrNode *r = ir_node(ts->a, IR_SLICE, s->pos);
+    r->type = ir_type_slice();
+    const IrNode *parts[3] = {s->u.slice.start, s->u.slice.stop, s->u.slice.step};
+    IrNode **out[3] = {&r->u.slice.start, &r->u.slice.stop, &r->u.slice.step};
+    for (int i = 0; i < 3; i++) {
+        if (!parts[i]) continue;
+        IrNode *p = ts_expr(ts, parts[i]);
+        if (!p) return NULL;
+        if (p->type->kind == IR_TY_NONE) continue;
+        if (!ts_is_int_scalar(p->type)) TS_ERR(ts, p->pos, "slice indices must be integers, not %s", ts_type_name(p->type));
+        *out[i] = ts_cast(ts, p, ir_type_scalar(IR_DT_INT64));
+    }
+    return r;
+}
+
+static bool is_full_slice(const IrNode *s)
+{
+    return s->kind == IR_SLICE && !s->u.slice.start && !s->u.slice.stop && !s->u.slice.step;
+}
+
+static bool is_unit_slice(const IrNode *s)
+{
+    if (s->kind != IR_SLICE) return false;
+    const IrNode *st = s->u.slice.step;
+    return !st || (st->kind == IR_CONST && st->u.konst.i == 1);
+}
+
+/* The view keeps C layout when it is a block of whole rows: integers first, then at most one slice of unit
+ * step, then only full slices, and no new axes. */
+static IrLayout view_layout(IrNode *base, IrNode **items, int n)
+{
+    if (base->type->layout != IR_LAYOUT_C) return IR_LAYOUT_ANY;
+    int i = 0;
+    while (i < n && items[i]->kind != IR_SLICE && items[i]->type->kind != IR_TY_NONE) i++;
+    if (i < n && items[i]->kind == IR_SLICE) {
+        if (!is_unit_slice(items[i])) return IR_LAYOUT_ANY;
+        i++;
+    }
+    for (; i < n; i++)
+        if (!is_full_slice(items[i])) return IR_LAYOUT_ANY;
+    return IR_LAYOUT_C;
+}
+
+static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_items, int nsrc)
+{
+    int ndim = base->type->ndim, used = 0, nints = 0, nnew = 0;
+    IrNode **items = ir_nodes(ts->a, nsrc);
+    for (int i = 0; i < nsrc; i++) {
+        const IrNode *it = src_items[i];
+        IrNode *t;
+        if (it->kind == IR_SLICE) {
+            t = typed_slice(ts, it);
+            used++;
+        } else {
+            t = ts_expr(ts, it);
+            if (!t) return NULL;
+            if (t->type->kind == IR_TY_NONE) {
+                nnew++;
+            } else if (ts_is_int_scalar(t->type) && t->type->dtype != IR_DT_BOOL) {
+                t = ts_cast(ts, t, ir_type_scalar(IR_DT_INT64));
+                used++;
+                nints++;
+            } else if (t->type->kind == IR_TY_ARRAY) {
+                TS_ERR(ts, it->pos, "indexing with an array (mask or integer array) is not built yet");
+            } else {
+                TS_ERR(ts, it->pos, "array indices must be integers or slices, not %s", ts_type_name(t->type));
+            }
+        }
+        if (!t) return NULL;
+        items[i] = t;
+    }
+    if (used > ndim)
+        TS_ERR(ts, pos, "too many indices for array: array is %d-dimensional, but %d were indexed", ndim, used);
+    IrNode *r = ir_node(ts->a, IR_INDEX, pos);
+    r->u.index.base = base;
+    r->u.index.items = items;
+    r->u.index.n = nsrc;
+    r->u.index.checked = ts->sess->opts->boundscheck;
+    int rdim = ndim - nints + nnew;
+    r->type = (nints == ndim && nnew == 0) ? ir_type_scalar(base->type->dtype)
+                                           : ir_type_array(base->type->dtype, rdim, view_layout(base, items, nsrc));
+    if (rdim == 0 && r->type->kind == IR_TY_ARRAY) TS_ERR(ts, pos, "0-dimensional array views are not supported");
+    return r;
+}
+
+IrNode *ts_index(Ts *ts, const IrNode *n)
+{
+    IrNode *base = ts_expr(ts, n->u.index.base);
+    if (!base) return NULL;
+    if (base->type->kind == IR_TY_TUPLE) return index_tuple(ts, n, base);
+    if (base->type->kind != IR_TY_ARRAY) TS_ERR(ts, n->pos, "%s cannot be indexed", ts_type_name(base->type));
+    return index_array(ts, n->pos, base, n->u.index.items, n->u.index.n);
+}
+
+static IrNode *transpose(Ts *ts, IrPos pos, IrNode *x)
+{
+    if (x->type->ndim == 1) return x;
+    IrNode *c = ir_node(ts->a, IR_CALL, pos);
+    c->u.call.ckind = IR_CALLEE_INTRINSIC;
+    c->u.call.name = "transpose";
+    c->u.call.args = ir_nodes(ts->a, 1);
+    c->u.call.args[0] = x;
+    c->u.call.nargs = 1;
+    c->type = ir_type_array(x->type->dtype, x->type->ndim, IR_LAYOUT_ANY);
+    return c;
+}
+
+IrNode *ts_attr(Ts *ts, const IrNode *n)
+{
+    IrNode *v = ts_expr(ts, n->u.attr.value);
+    if (!v) return NULL;
+    const char *name = n->u.attr.name;
+    if (v->type->kind != IR_TY_ARRAY)
+        TS_ERR(ts, n->pos, "%s has no attribute '%s'", ts_type_name(v->type), name);
+    int ndim = v->type->ndim;
+    if (strcmp(name, "ndim") == 0) return ts_i64(ts, n->pos, ndim);
+    if (strcmp(name, "itemsize") == 0) return ts_i64(ts, n->pos, ir_dtype_size(v->type->dtype));
+    if (strcmp(name, "dtype") == 0) {
+        IrNode *c = ir_node(ts->a, IR_CONST, n->pos);
+        c->type = ir_type_dtype(v->type->dtype);
+        return c;
+    }
+    if (strcmp(name, "T") == 0) return transpose(ts, n->pos, v);
+    v = ts_reuse(ts, v);
+    if (strcmp(name, "size") == 0) return ts_array_size(ts, n->pos, v);
+    if (strcmp(name, "nbytes") == 0)
+        return ts_scalar_binop(ts, n->pos, IR_OP_MUL, ts_array_size(ts, n->pos, v), ts_i64(ts, n->pos, ir_dtype_size(v->type->dtype)));
+    if (strcmp(name, "shape") == 0) {
+        IrNode *t = ir_node(ts->a, IR_TUPLE, n->pos);
+        t->u.tuple.n = ndim;
+        t->u.tuple.items = ir_nodes(ts->a, ndim);
+        IrType **elems = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)ndim);
+        for (int i = 0; i < ndim; i++) {
+            IrNode *d = ir_node(ts->a, IR_ARRAY_DIM, n->pos);
+            d->type = elems[i] = ir_type_scalar(IR_DT_INT64);
+            d->u.array_dim.array = v;
+            d->u.array_dim.axis = i;
+            t->u.tuple.items[i] = d;
+        }
+        t->type = ir_type_tuple(elems, ndim);
+        return t;
+    }
+    TS_ERR(ts, n->pos, "array attribute '%s' is not supported", name);
+}
+
+IrNode *ts_store(Ts *ts, const IrNode *s)
+{
+    const IrNode *target = s->u.store.target;
+    if (target->kind != IR_INDEX) TS_ERR(ts, s->pos, "unsupported assignment target");
+    IrNode *base = ts_expr(ts, target->u.index.base);
+    if (!base) return NULL;
+    if (base->type->kind == IR_TY_TUPLE) TS_ERR(ts, s->pos, "a tuple cannot be changed (tuples are immutable)");
+    if (base->type->kind != IR_TY_ARRAY) TS_ERR(ts, s->pos, "%s does not support item assignment", ts_type_name(base->type));
+    IrNode *value = ts_expr(ts, s->u.store.value);
+    if (!value) return NULL;
+    IrNode *dst = index_array(ts, s->pos, base, target->u.index.items, target->u.index.n);
+    if (!dst) return NULL;
+    if (value->type->kind != IR_TY_SCALAR && value->type->kind != IR_TY_ARRAY)
+        TS_ERR(ts, s->pos, "cannot store %s into an array", ts_type_name(value->type));
+    if (dst->type->kind == IR_TY_SCALAR) {
+        if (value->type->kind != IR_TY_SCALAR)
+            TS_ERR(ts, s->pos, "setting an array element with a sequence (the value is %s)", ts_type_name(value->type));
+        IrNode *st = ir_node(ts->a, IR_STORE, s->pos);
+        st->u.store.target = dst;
+        st->u.store.value = ts_cast(ts, value, dst->type);
+        return st->u.store.value ? st : NULL;
+    }
+    IrNode *in[1] = {value};
+    IrNode *m = ts_make_map_into(ts, s->pos, dst, in, 1, NULL, NULL);
+    if (!m) return NULL;
+    IrNode *st = ir_node(ts->a, IR_EXPR_STMT, s->pos);
+    st->u.expr_stmt.value = m;
+    return st;
+}

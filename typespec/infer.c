@@ -1,0 +1,411 @@
+/* infer.c: typing of expressions. Scalar operators get NumPy 2 result types and explicit casts of their
+ * operands; operators on arrays become IR_MAP nodes whose body is the same scalar operator on elements. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "ts_internal.h"
+
+bool ts_is_array(const IrNode *n) { return n->type && n->type->kind == IR_TY_ARRAY; }
+
+bool ts_is_int_scalar(const IrType *t)
+{
+    return t && t->kind == IR_TY_SCALAR && (ir_dtype_is_int(t->dtype) || t->dtype == IR_DT_BOOL);
+}
+
+const char *ts_type_name(const IrType *t)
+{
+    static char bufs[4][128];
+    static int next;
+    char *b = bufs[next++ & 3];
+    ir_type_str(t, b, 128);
+    return b;
+}
+
+IrNode *ts_var(Ts *ts, IrPos pos, IrVar *v) { return ir_var_ref(ts->a, pos, v); }
+IrNode *ts_i64(Ts *ts, IrPos pos, int64_t v) { return ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), v); }
+
+/* Convert a constant's value to type t, as NumPy's astype would. */
+static IrNode *fold_const_cast(Ts *ts, IrNode *c, IrType *t)
+{
+    IrType *from = c->type;
+    bool from_float = ir_dtype_is_float(from->dtype);
+    if (ir_dtype_is_float(t->dtype)) {
+        double v = from_float ? c->u.konst.f : (double)c->u.konst.i;
+        if (t->dtype == IR_DT_FLOAT32) v = (double)(float)v;
+        return ir_const_float(ts->a, c->pos, t, v);
+    }
+    if (t->dtype == IR_DT_BOOL)
+        return ir_const_int(ts->a, c->pos, t, from_float ? c->u.konst.f != 0 : c->u.konst.i != 0);
+    if (from_float) {
+        double f = c->u.konst.f;
+        if (!(f > -9.2e18 && f < 9.2e18)) return NULL; /* leave NaN/huge to the backend's conversion */
+        return ir_const_int(ts->a, c->pos, t, (int64_t)f);
+    }
+    int64_t v = c->u.konst.i;
+    switch (t->dtype) {
+    case IR_DT_INT8: v = (int8_t)v; break;
+    case IR_DT_INT16: v = (int16_t)v; break;
+    case IR_DT_INT32: v = (int32_t)v; break;
+    case IR_DT_UINT8: v = (uint8_t)v; break;
+    case IR_DT_UINT16: v = (uint16_t)v; break;
+    case IR_DT_UINT32: v = (uint32_t)v; break;
+    default: break;
+    }
+    return ir_const_int(ts->a, c->pos, t, v);
+}
+
+IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t)
+{
+    if (!n) return NULL;
+    if (n->type == t) return n;
+    IrType *from = n->type;
+    if (from->kind == IR_TY_SCALAR && t->kind == IR_TY_SCALAR) {
+        if (n->kind == IR_CONST) {
+            IrNode *c = fold_const_cast(ts, n, t);
+            if (c) return c;
+        }
+        IrNode *c = ir_node(ts->a, IR_CAST, n->pos);
+        c->type = t;
+        c->u.cast.value = n;
+        return c;
+    }
+    if (from->kind == IR_TY_ARRAY && t->kind == IR_TY_ARRAY && from->ndim == t->ndim && from->dtype == t->dtype) {
+        IrNode *c = ir_node(ts->a, IR_CAST, n->pos); /* a layout change only: same representation */
+        c->type = t;
+        c->u.cast.value = n;
+        return c;
+    }
+    if (from->kind == IR_TY_TUPLE && t->kind == IR_TY_TUPLE && from->nelems == t->nelems) {
+        IrNode *src = ts_reuse(ts, n);
+        if (!src) return NULL;
+        IrNode *tup = ir_node(ts->a, IR_TUPLE, n->pos);
+        tup->type = t;
+        tup->u.tuple.n = t->nelems;
+        tup->u.tuple.items = ir_nodes(ts->a, t->nelems);
+        for (int i = 0; i < t->nelems; i++) {
+            IrNode *g = ir_node(ts->a, IR_TUPLE_GET, n->pos);
+            g->type = from->elems[i];
+            g->u.tuple_get.tuple = src;
+            g->u.tuple_get.k = i;
+            if (!(tup->u.tuple.items[i] = ts_cast(ts, g, t->elems[i]))) return NULL;
+        }
+        return tup;
+    }
+    TS_ERR(ts, n->pos, "cannot convert %s to %s", ts_type_name(from), ts_type_name(t));
+}
+
+/* A node that may be referenced more than once. Outside conditional expressions a non-trivial value is stored
+ * in a temporary first; inside them it is shared (evaluated again), which is safe for our pure expressions. */
+IrNode *ts_reuse(Ts *ts, IrNode *n)
+{
+    if (!n) return NULL;
+    if (n->kind == IR_VAR || n->kind == IR_CONST || ts->cond_depth > 0 || !ts->pre) return n;
+    IrVar *t = ir_func_temp(ts->dst, n->type);
+    IrNode *as = ir_node(ts->a, IR_ASSIGN, n->pos);
+    as->u.assign.var = t;
+    as->u.assign.value = n;
+    ir_block_push(ts->a, ts->pre, as);
+    return ts_var(ts, n->pos, t);
+}
+
+IrNode *ts_truth(Ts *ts, IrNode *n)
+{
+    IrType *t = n->type;
+    if (t->kind == IR_TY_NONE) return ir_const_int(ts->a, n->pos, ir_type_scalar(IR_DT_BOOL), 0);
+    if (t->kind == IR_TY_ARRAY)
+        TS_ERR(ts, n->pos, "the truth value of an array is ambiguous: use a.any() or a.all()");
+    if (t->kind != IR_TY_SCALAR) TS_ERR(ts, n->pos, "%s cannot be used as a condition", ts_type_name(t));
+    if (t->dtype == IR_DT_BOOL) return ts_cast(ts, n, ir_type_scalar(IR_DT_BOOL));
+    IrNode *zero = ir_const_int(ts->a, n->pos, t, 0);
+    if (ir_dtype_is_float(t->dtype)) zero = ir_const_float(ts->a, n->pos, t, 0.0);
+    return ts_compare(ts, n->pos, IR_CMP_NE, n, zero);
+}
+
+static bool is_weak_bool(const IrType *t) { return t->weak && t->dtype == IR_DT_BOOL; }
+
+IrNode *ts_scalar_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r)
+{
+    if (!l || !r) return NULL;
+    if (l->type->kind != IR_TY_SCALAR || r->type->kind != IR_TY_SCALAR)
+        TS_ERR(ts, pos, "unsupported operand types for an arithmetic operator: %s and %s", ts_type_name(l->type),
+               ts_type_name(r->type));
+    IrType *t = ts_promote(l->type, r->type);
+    IrType *res = t;
+    bool both_weak_bool = is_weak_bool(l->type) && is_weak_bool(r->type);
+    switch (op) {
+    case IR_OP_DIV:
+        if (!ir_dtype_is_float(t->dtype)) t = res = t->weak ? ir_type_weak(IR_DT_FLOAT64) : ir_type_scalar(IR_DT_FLOAT64);
+        break;
+    case IR_OP_ADD: case IR_OP_SUB: case IR_OP_MUL: case IR_OP_FLOORDIV: case IR_OP_MOD: case IR_OP_POW:
+        if (t->dtype == IR_DT_BOOL) {
+            if (both_weak_bool) t = res = ir_type_weak(IR_DT_INT64);       /* Python: True + True == 2 */
+            else if (op == IR_OP_ADD || op == IR_OP_MUL) op = op == IR_OP_ADD ? IR_OP_BITOR : IR_OP_BITAND;
+            else t = res = ir_type_scalar(IR_DT_INT8);                   /* NumPy: bool // bool is int8 */
+        }
+        break;
+    case IR_OP_LSHIFT: case IR_OP_RSHIFT: case IR_OP_BITAND: case IR_OP_BITOR: case IR_OP_BITXOR:
+        if (ir_dtype_is_float(t->dtype))
+            TS_ERR(ts, pos, "bitwise operators need integers or booleans, not %s", ts_type_name(t));
+        if (t->dtype == IR_DT_BOOL && (op == IR_OP_LSHIFT || op == IR_OP_RSHIFT))
+            t = res = both_weak_bool ? ir_type_weak(IR_DT_INT64) : ir_type_scalar(IR_DT_INT8);
+        break;
+    case IR_OP_MIN: case IR_OP_MAX: break;
+    case IR_OP_MATMUL: TS_ERR(ts, pos, "the @ operator needs arrays");
+    }
+    IrNode *b = ir_node(ts->a, IR_BINOP, pos);
+    b->type = res;
+    b->u.binop.op = op;
+    b->u.binop.lhs = ts_cast(ts, l, t);
+    b->u.binop.rhs = ts_cast(ts, r, t);
+    return (b->u.binop.lhs && b->u.binop.rhs) ? b : NULL;
+}
+
+static IrNode *elem_binop(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    return ts_scalar_binop(ts, pos, *(IrBinOp *)env, e[0], e[1]);
+}
+
+IrNode *ts_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r)
+{
+    if (!l || !r) return NULL;
+    if (op == IR_OP_MATMUL) TS_ERR(ts, pos, "the @ operator (matrix multiply) is not built yet");
+    if (ts_is_array(l) || ts_is_array(r)) {
+        if ((l->type->kind != IR_TY_ARRAY && l->type->kind != IR_TY_SCALAR) ||
+            (r->type->kind != IR_TY_ARRAY && r->type->kind != IR_TY_SCALAR))
+            TS_ERR(ts, pos, "unsupported operand types: %s and %s", ts_type_name(l->type), ts_type_name(r->type));
+        IrNode *in[2] = {l, r};
+        return ts_make_map(ts, pos, in, 2, elem_binop, &op);
+    }
+    return ts_scalar_binop(ts, pos, op, l, r);
+}
+
+IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
+{
+    if (!x) return NULL;
+    if (op == IR_UOP_NOT) {
+        IrNode *t = ts_truth(ts, x);
+        if (!t) return NULL;
+        IrNode *u = ir_node(ts->a, IR_UNOP, pos);
+        u->type = ir_type_scalar(IR_DT_BOOL);
+        u->u.unop.op = IR_UOP_NOT;
+        u->u.unop.operand = t;
+        return u;
+    }
+    if (x->type->kind != IR_TY_SCALAR) TS_ERR(ts, pos, "bad operand type for a unary operator: %s", ts_type_name(x->type));
+    IrType *t = x->type;
+    if (t->dtype == IR_DT_BOOL) {
+        if (op == IR_UOP_INVERT && !t->weak) op = IR_UOP_NOT;  /* NumPy: ~True is False */
+        else if (op == IR_UOP_ABS || op == IR_UOP_POS) t = t->weak ? ir_type_weak(IR_DT_INT64) : t;
+        else t = t->weak ? ir_type_weak(IR_DT_INT64) : ir_type_scalar(IR_DT_INT8);
+    }
+    if (op == IR_UOP_INVERT && ir_dtype_is_float(t->dtype)) TS_ERR(ts, pos, "~ needs an integer, not %s", ts_type_name(t));
+    if (op == IR_UOP_POS) return ts_cast(ts, x, t);
+    IrNode *u = ir_node(ts->a, IR_UNOP, pos);
+    u->type = op == IR_UOP_NOT ? ir_type_scalar(IR_DT_BOOL) : t;
+    u->u.unop.op = op;
+    u->u.unop.operand = ts_cast(ts, x, op == IR_UOP_NOT ? ir_type_scalar(IR_DT_BOOL) : t);
+    return u->u.unop.operand ? u : NULL;
+}
+
+static IrNode *elem_unop(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    return ts_scalar_unop(ts, pos, *(IrUnOp *)env, e[0]);
+}
+
+IrNode *ts_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
+{
+    if (!x) return NULL;
+    if (ts_is_array(x)) {
+        if (op == IR_UOP_NOT) TS_ERR(ts, pos, "the truth value of an array is ambiguous: use np.logical_not(a)");
+        if (op == IR_UOP_INVERT && x->type->dtype == IR_DT_BOOL) op = IR_UOP_NOT;
+        IrNode *in[1] = {x};
+        return ts_make_map(ts, pos, in, 1, elem_unop, &op);
+    }
+    return ts_scalar_unop(ts, pos, op, x);
+}
+
+static IrNode *scalar_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
+{
+    if (l->type->kind != IR_TY_SCALAR || r->type->kind != IR_TY_SCALAR) {
+        if (l->type->kind == IR_TY_NONE || r->type->kind == IR_TY_NONE) {
+            if (op != IR_CMP_EQ && op != IR_CMP_NE) TS_ERR(ts, pos, "None can only be compared with == or !=");
+            bool eq = l->type->kind == r->type->kind;
+            return ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), op == IR_CMP_EQ ? eq : !eq);
+        }
+        TS_ERR(ts, pos, "cannot compare %s with %s", ts_type_name(l->type), ts_type_name(r->type));
+    }
+    IrType *t = ts_promote(l->type, r->type);
+    IrNode *c = ir_node(ts->a, IR_COMPARE, pos);
+    c->type = ir_type_scalar(IR_DT_BOOL);
+    c->u.compare.nops = 1;
+    c->u.compare.ops = rt_arena_alloc(ts->a, sizeof(IrCmpOp));
+    c->u.compare.ops[0] = op;
+    c->u.compare.operands = ir_nodes(ts->a, 2);
+    c->u.compare.operands[0] = ts_cast(ts, l, t);
+    c->u.compare.operands[1] = ts_cast(ts, r, t);
+    return (c->u.compare.operands[0] && c->u.compare.operands[1]) ? c : NULL;
+}
+
+static IrNode *elem_compare(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    return scalar_compare(ts, pos, *(IrCmpOp *)env, e[0], e[1]);
+}
+
+IrNode *ts_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
+{
+    if (!l || !r) return NULL;
+    if (ts_is_array(l) || ts_is_array(r)) {
+        IrNode *in[2] = {l, r};
+        return ts_make_map(ts, pos, in, 2, elem_compare, &op);
+    }
+    return scalar_compare(ts, pos, op, l, r);
+}
+
+/* a < b < c  ->  a < b and b < c, b evaluated once */
+static IrNode *type_compare(Ts *ts, const IrNode *n)
+{
+    int nops = n->u.compare.nops;
+    IrNode *prev = ts_expr(ts, n->u.compare.operands[0]);
+    if (!prev) return NULL;
+    if (nops == 1) return ts_compare(ts, n->pos, n->u.compare.ops[0], prev, ts_expr(ts, n->u.compare.operands[1]));
+    IrNode *chain = ir_node(ts->a, IR_BOOLOP, n->pos);
+    chain->type = ir_type_scalar(IR_DT_BOOL);
+    chain->u.boolop.is_and = true;
+    chain->u.boolop.n = nops;
+    chain->u.boolop.values = ir_nodes(ts->a, nops);
+    for (int i = 0; i < nops; i++) {
+        IrNode *next = ts_expr(ts, n->u.compare.operands[i + 1]);
+        if (!next) return NULL;
+        if (ts_is_array(prev) || ts_is_array(next))
+            TS_ERR(ts, n->pos, "chained comparisons of arrays are ambiguous: compare two at a time");
+        if (i + 1 < nops) next = ts_reuse(ts, next);
+        IrNode *c = ts_compare(ts, n->pos, n->u.compare.ops[i], prev, next);
+        if (!c) return NULL;
+        chain->u.boolop.values[i] = c;
+        prev = next;
+    }
+    return chain;
+}
+
+static IrNode *type_boolop(Ts *ts, const IrNode *n)
+{
+    IrNode *b = ir_node(ts->a, IR_BOOLOP, n->pos);
+    b->u.boolop.is_and = n->u.boolop.is_and;
+    b->u.boolop.n = n->u.boolop.n;
+    b->u.boolop.values = ir_nodes(ts->a, n->u.boolop.n);
+    IrType *t = NULL;
+    for (int i = 0; i < n->u.boolop.n; i++) {
+        if (i) ts->cond_depth++;
+        IrNode *v = ts_expr(ts, n->u.boolop.values[i]);
+        if (i) ts->cond_depth--;
+        if (!v) return NULL;
+        if (v->type->kind != IR_TY_SCALAR)
+            TS_ERR(ts, v->pos, "'and'/'or' need scalars, not %s (for arrays use np.logical_and/or)", ts_type_name(v->type));
+        t = t ? ts_promote(t, v->type) : v->type;
+        b->u.boolop.values[i] = v;
+    }
+    for (int i = 0; i < n->u.boolop.n; i++)
+        if (!(b->u.boolop.values[i] = ts_cast(ts, b->u.boolop.values[i], t))) return NULL;
+    b->type = t;
+    return b;
+}
+
+static IrNode *type_ifexp(Ts *ts, const IrNode *n)
+{
+    IrNode *c = ts_expr(ts, n->u.ifexp.cond);
+    if (c) c = ts_truth(ts, c);
+    ts->cond_depth++;
+    IrNode *a = ts_expr(ts, n->u.ifexp.then);
+    IrNode *b = a ? ts_expr(ts, n->u.ifexp.orelse) : NULL;
+    ts->cond_depth--;
+    if (!c || !a || !b) return NULL;
+    IrType *t = a->type;
+    if (a->type != b->type) {
+        if (a->type->kind == IR_TY_SCALAR && b->type->kind == IR_TY_SCALAR) t = ts_promote(a->type, b->type);
+        else if (a->type->kind == IR_TY_ARRAY && b->type->kind == IR_TY_ARRAY && a->type->dtype == b->type->dtype &&
+                 a->type->ndim == b->type->ndim) t = ir_type_array(a->type->dtype, a->type->ndim, IR_LAYOUT_ANY);
+        else TS_ERR(ts, n->pos, "the two branches give incompatible types %s and %s", ts_type_name(a->type), ts_type_name(b->type));
+    }
+    IrNode *r = ir_node(ts->a, IR_IFEXP, n->pos);
+    r->type = t;
+    r->u.ifexp.cond = c;
+    r->u.ifexp.then = ts_cast(ts, a, t);
+    r->u.ifexp.orelse = ts_cast(ts, b, t);
+    return (r->u.ifexp.then && r->u.ifexp.orelse) ? r : NULL;
+}
+
+static IrNode *type_nameref(Ts *ts, const IrNode *n)
+{
+    const char *q = n->u.name.name;
+    const char *dot = strrchr(q, '.');
+    IrDtype dt;
+    if (dot && strncmp(q, "numpy.", 6) == 0 && ir_dtype_from_name(dot + 1, &dt)) {
+        IrNode *c = ir_node(ts->a, IR_CONST, n->pos);
+        c->type = ir_type_dtype(dt);
+        return c;
+    }
+    if (strcmp(q, "builtins.float") == 0 || strcmp(q, "builtins.int") == 0 || strcmp(q, "builtins.bool") == 0) {
+        IrNode *c = ir_node(ts->a, IR_CONST, n->pos);
+        c->type = ir_type_dtype(q[9] == 'f' ? IR_DT_FLOAT64 : q[9] == 'i' ? IR_DT_INT64 : IR_DT_BOOL);
+        return c;
+    }
+    TS_ERR(ts, n->pos, "'%s' cannot be used as a value here", q);
+}
+
+IrNode *ts_expr(Ts *ts, const IrNode *n)
+{
+    switch (n->kind) {
+    case IR_CONST: {
+        IrNode *c = ir_node(ts->a, IR_CONST, n->pos);
+        c->type = n->type;
+        c->u.konst = n->u.konst;
+        return c;
+    }
+    case IR_VAR: {
+        IrVar *v = ts->varmap[n->u.var.var->id];
+        if (!v->type) {
+            if (!ts->dry) TS_ERR(ts, n->pos, "local variable '%s' is used before it is assigned", v->name);
+            return NULL;
+        }
+        return ts_var(ts, n->pos, v);
+    }
+    case IR_NAMEREF: return type_nameref(ts, n);
+    case IR_BINOP:
+        return ts_binop(ts, n->pos, n->u.binop.op, ts_expr(ts, n->u.binop.lhs), ts_expr(ts, n->u.binop.rhs));
+    case IR_UNOP: return ts_unop(ts, n->pos, n->u.unop.op, ts_expr(ts, n->u.unop.operand));
+    case IR_COMPARE: return type_compare(ts, n);
+    case IR_BOOLOP: return type_boolop(ts, n);
+    case IR_IFEXP: return type_ifexp(ts, n);
+    case IR_CALL: return ts_call(ts, n);
+    case IR_INDEX: return ts_index(ts, n);
+    case IR_ATTR: return ts_attr(ts, n);
+    case IR_TUPLE: {
+        IrNode *t = ir_node(ts->a, IR_TUPLE, n->pos);
+        int k = n->u.tuple.n;
+        t->u.tuple.n = k;
+        t->u.tuple.items = ir_nodes(ts->a, k);
+        IrType **elems = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)(k ? k : 1));
+        for (int i = 0; i < k; i++) {
+            if (!(t->u.tuple.items[i] = ts_expr(ts, n->u.tuple.items[i]))) return NULL;
+            elems[i] = t->u.tuple.items[i]->type;
+        }
+        t->type = ir_type_tuple(elems, k);
+        return t;
+    }
+    case IR_TUPLE_GET: {
+        IrNode *tup = ts_expr(ts, n->u.tuple_get.tuple);
+        if (!tup) return NULL;
+        if (tup->type->kind != IR_TY_TUPLE)
+            TS_ERR(ts, n->pos, "cannot unpack %s (only tuples can be unpacked)", ts_type_name(tup->type));
+        if (n->u.tuple_get.k >= tup->type->nelems)
+            TS_ERR(ts, n->pos, "not enough values to unpack (a tuple of %d)", tup->type->nelems);
+        IrNode *g = ir_node(ts->a, IR_TUPLE_GET, n->pos);
+        g->u.tuple_get.tuple = tup;
+        g->u.tuple_get.k = n->u.tuple_get.k;
+        g->type = tup->type->elems[g->u.tuple_get.k];
+        return g;
+    }
+    case IR_SLICE: TS_ERR(ts, n->pos, "a slice can only be used inside [ ]");
+    default: TS_ERR(ts, n->pos, "internal error: unexpected %s expression", ir_kind_name(n->kind));
+    }
+}

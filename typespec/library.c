@@ -1,0 +1,575 @@
+/* library.c: calls. Builtins (len, abs, min, max, int, float, bool), the math module, the NumPy functions and
+ * array methods lorikeet knows, and calls of other user functions (specialised on the argument types). Each
+ * library function is lowered here to IR nodes: scalar math, maps, reductions and allocations. */
+#include <string.h>
+#include "ts_internal.h"
+
+typedef struct Args {
+    const IrNode *call;
+    IrNode **pos;      /* typed positional arguments (receiver first for methods) */
+    int npos;
+    IrNode **kw;       /* typed keyword arguments */
+} Args;
+
+static bool name_is(const char *q, const char *prefix, const char *name)
+{
+    size_t n = strlen(prefix);
+    return strncmp(q, prefix, n) == 0 && strcmp(q + n, name) == 0;
+}
+
+/* The argument at position i or with keyword kw, or NULL. */
+static IrNode *arg(Args *a, int i, const char *kw)
+{
+    if (i >= 0 && i < a->npos) return a->pos[i];
+    for (int k = 0; kw && k < a->call->u.call.nkw; k++)
+        if (strcmp(a->call->u.call.kwnames[k], kw) == 0) return a->kw[k];
+    return NULL;
+}
+
+/* Keyword arguments that must be compile-time constants are read from the untyped call. */
+static const IrNode *raw_kw(const IrNode *call, const char *kw)
+{
+    for (int k = 0; k < call->u.call.nkw; k++)
+        if (strcmp(call->u.call.kwnames[k], kw) == 0) return call->u.call.kwargs[k];
+    return NULL;
+}
+
+static bool const_int_node(const IrNode *n, int64_t *v)
+{
+    if (!n) return false;
+    if (n->kind == IR_CONST && n->type && n->type->kind == IR_TY_SCALAR && !ir_dtype_is_float(n->type->dtype)) {
+        *v = n->u.konst.i;
+        return true;
+    }
+    if (n->kind == IR_UNOP && n->u.unop.op == IR_UOP_NEG && const_int_node(n->u.unop.operand, v)) {
+        *v = -*v;
+        return true;
+    }
+    return false;
+}
+
+static IrNode *check_args(Ts *ts, Args *a, const char *fname, int min, int max)
+{
+    if (a->npos < min || a->npos > max) {
+        if (min == max) TS_ERR(ts, a->call->pos, "%s() takes %d argument%s, %d given", fname, min, min == 1 ? "" : "s", a->npos);
+        TS_ERR(ts, a->call->pos, "%s() takes %d to %d arguments, %d given", fname, min, max, a->npos);
+    }
+    return (IrNode *)a->call; /* any non-NULL */
+}
+
+/* ---------------- math ---------------- */
+
+/* NumPy's float result type for a math function of t (no float16 here: int8 gives float32). */
+static IrType *float_of(IrType *t)
+{
+    if (ir_dtype_is_float(t->dtype)) return t->weak ? ir_type_scalar(IR_DT_FLOAT64) : t;
+    if (!t->weak && ir_dtype_size(t->dtype) <= 2) return ir_type_scalar(IR_DT_FLOAT32);
+    return ir_type_scalar(IR_DT_FLOAT64);
+}
+
+typedef struct MathEnv {
+    IrMathFn fn;
+    IrType *force;
+} MathEnv;
+
+IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType *force);
+
+static IrNode *elem_math(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    MathEnv *m = env;
+    return ts_math(ts, pos, m->fn, e, n, m->force);
+}
+
+IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType *force)
+{
+    for (int i = 0; i < nargs; i++) {
+        if (!args[i]) return NULL;
+        if (ts_is_array(args[i])) {
+            MathEnv env = {fn, force};
+            return ts_make_map(ts, pos, args, nargs, elem_math, &env);
+        }
+        if (args[i]->type->kind != IR_TY_SCALAR)
+            TS_ERR(ts, pos, "%s() needs numbers, not %s", ir_math_name(fn), ts_type_name(args[i]->type));
+    }
+    IrType *t = force;
+    if (!t) {
+        t = args[0]->type;
+        for (int i = 1; i < nargs; i++) t = ts_promote(t, args[i]->type);
+        t = float_of(t);
+    }
+    bool is_pred = fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE;
+    if (is_pred && !ir_dtype_is_float(args[0]->type->dtype))
+        return ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), fn == IR_MATH_ISFINITE);
+    IrNode *m = ir_node(ts->a, IR_MATH, pos);
+    m->u.math.fn = fn;
+    m->type = is_pred ? ir_type_scalar(IR_DT_BOOL) : t;
+    for (int i = 0; i < nargs; i++)
+        if (!(m->u.math.args[i] = ts_cast(ts, args[i], is_pred ? args[i]->type : t))) return NULL;
+    return m;
+}
+
+typedef struct MathName {
+    const char *name;
+    IrMathFn fn;
+} MathName;
+
+/* Names shared by the math module and NumPy, and each one's own spellings. */
+static const MathName math_names[] = {
+    {"sqrt", IR_MATH_SQRT}, {"exp", IR_MATH_EXP}, {"exp2", IR_MATH_EXP2}, {"expm1", IR_MATH_EXPM1},
+    {"log", IR_MATH_LOG}, {"log2", IR_MATH_LOG2}, {"log10", IR_MATH_LOG10}, {"log1p", IR_MATH_LOG1P},
+    {"sin", IR_MATH_SIN}, {"cos", IR_MATH_COS}, {"tan", IR_MATH_TAN}, {"asin", IR_MATH_ASIN}, {"arcsin", IR_MATH_ASIN},
+    {"acos", IR_MATH_ACOS}, {"arccos", IR_MATH_ACOS}, {"atan", IR_MATH_ATAN}, {"arctan", IR_MATH_ATAN},
+    {"sinh", IR_MATH_SINH}, {"cosh", IR_MATH_COSH}, {"tanh", IR_MATH_TANH}, {"asinh", IR_MATH_ASINH},
+    {"arcsinh", IR_MATH_ASINH}, {"acosh", IR_MATH_ACOSH}, {"arccosh", IR_MATH_ACOSH}, {"atanh", IR_MATH_ATANH},
+    {"arctanh", IR_MATH_ATANH}, {"floor", IR_MATH_FLOOR}, {"ceil", IR_MATH_CEIL}, {"trunc", IR_MATH_TRUNC},
+    {"rint", IR_MATH_RINT}, {"fabs", IR_MATH_FABS}, {"cbrt", IR_MATH_CBRT}, {"isnan", IR_MATH_ISNAN},
+    {"isinf", IR_MATH_ISINF}, {"isfinite", IR_MATH_ISFINITE}, {"atan2", IR_MATH_ATAN2}, {"arctan2", IR_MATH_ATAN2},
+    {"hypot", IR_MATH_HYPOT}, {"pow", IR_MATH_POW}, {"fmod", IR_MATH_FMOD}, {"copysign", IR_MATH_COPYSIGN},
+};
+
+static bool lookup_math(const char *name, IrMathFn *fn)
+{
+    for (size_t i = 0; i < sizeof math_names / sizeof math_names[0]; i++)
+        if (strcmp(math_names[i].name, name) == 0) {
+            *fn = math_names[i].fn;
+            return true;
+        }
+    return false;
+}
+
+/* math.f(x): Python floats in and out (math.floor/ceil/trunc give ints). */
+static IrNode *call_math_module(Ts *ts, Args *a, const char *name)
+{
+    IrPos pos = a->call->pos;
+    IrType *f64 = ir_type_scalar(IR_DT_FLOAT64);
+    for (int i = 0; i < a->npos; i++)
+        if (a->pos[i]->type->kind != IR_TY_SCALAR)
+            TS_ERR(ts, pos, "math.%s() needs scalars, not %s (use numpy.%s for arrays)", name, ts_type_name(a->pos[i]->type), name);
+    IrMathFn fn;
+    if (strcmp(name, "log") == 0 && a->npos == 2) {
+        IrNode *num = ts_math(ts, pos, IR_MATH_LOG, &a->pos[0], 1, f64);
+        IrNode *den = ts_math(ts, pos, IR_MATH_LOG, &a->pos[1], 1, f64);
+        return ts_scalar_binop(ts, pos, IR_OP_DIV, num, den);
+    }
+    if (!lookup_math(name, &fn) || strcmp(name, "rint") == 0 || strncmp(name, "arc", 3) == 0)
+        TS_ERR(ts, pos, "math.%s is not supported", name);
+    if (!check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
+    if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC) && ts_is_int_scalar(a->pos[0]->type))
+        return ts_cast(ts, a->pos[0], ir_type_scalar(IR_DT_INT64));
+    IrNode *m = ts_math(ts, pos, fn, a->pos, a->npos, (fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE) ? NULL : f64);
+    if (m && (fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC)) return ts_cast(ts, m, ir_type_scalar(IR_DT_INT64));
+    return m;
+}
+
+/* ---------------- reductions ---------------- */
+
+static IrType *sum_type(IrDtype dt)
+{
+    if (dt == IR_DT_BOOL || (ir_dtype_is_signed(dt))) return ir_type_scalar(IR_DT_INT64);
+    if (ir_dtype_is_int(dt)) return ir_type_scalar(IR_DT_UINT64);
+    return ir_type_scalar(dt);
+}
+
+static IrNode *elem_truth(Ts *ts, IrPos pos, IrNode **e, int n, void *env) { return ts_truth(ts, e[0]); }
+
+/* np.sum(x, axis=None, keepdims=False) and friends; x may be a method's receiver. */
+static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
+{
+    IrPos pos = a->call->pos;
+    IrNode *x = arg(a, 0, "a");
+    if (!x) TS_ERR(ts, pos, "%s() needs an array", name);
+    int64_t axis = -1;
+    bool keepdims = false;
+    const IrNode *axis_node = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : raw_kw(a->call, "axis");
+    if (axis_node && !(axis_node->kind == IR_CONST && axis_node->type->kind == IR_TY_NONE)) {
+        if (!const_int_node(axis_node, &axis)) TS_ERR(ts, pos, "%s(): axis must be a constant integer", name);
+        if (x->type->kind == IR_TY_ARRAY && axis < 0) axis += x->type->ndim;
+        if (axis < 0) TS_ERR(ts, pos, "%s(): axis is out of bounds", name);
+    }
+    const IrNode *kd = raw_kw(a->call, "keepdims");
+    if (kd) {
+        int64_t v;
+        if (!const_int_node(kd, &v)) TS_ERR(ts, pos, "%s(): keepdims must be True or False", name);
+        keepdims = v != 0;
+    }
+    if (x->type->kind == IR_TY_SCALAR) {
+        if (strcmp(name, "mean") == 0) return ts_cast(ts, x, float_of(x->type));
+        if (strcmp(name, "all") == 0 || strcmp(name, "any") == 0) return ts_truth(ts, x);
+        if (strcmp(name, "sum") == 0 || strcmp(name, "prod") == 0) return ts_cast(ts, x, sum_type(ir_type_strong(x->type)->dtype));
+        return x;
+    }
+    if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "%s() needs an array, not %s", name, ts_type_name(x->type));
+    IrDtype dt = x->type->dtype;
+    if (strcmp(name, "sum") == 0) return ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, sum_type(dt));
+    if (strcmp(name, "prod") == 0) return ts_make_reduce(ts, pos, IR_RED_MUL, x, (int)axis, keepdims, sum_type(dt));
+    if (strcmp(name, "min") == 0 || strcmp(name, "amin") == 0)
+        return ts_make_reduce(ts, pos, IR_RED_MIN, x, (int)axis, keepdims, ir_type_scalar(dt));
+    if (strcmp(name, "max") == 0 || strcmp(name, "amax") == 0)
+        return ts_make_reduce(ts, pos, IR_RED_MAX, x, (int)axis, keepdims, ir_type_scalar(dt));
+    if (strcmp(name, "all") == 0 || strcmp(name, "any") == 0) {
+        IrNode *in[1] = {x};
+        IrNode *t = dt == IR_DT_BOOL ? x : ts_make_map(ts, pos, in, 1, elem_truth, NULL);
+        return ts_make_reduce(ts, pos, name[1] == 'l' ? IR_RED_AND : IR_RED_OR, t, (int)axis, keepdims, ir_type_scalar(IR_DT_BOOL));
+    }
+    if (strcmp(name, "mean") == 0) {
+        IrType *acc = float_of(ir_type_scalar(dt));
+        x = ts_reuse(ts, x);
+        IrNode *count;
+        if (axis < 0) {
+            count = ts_array_size(ts, pos, x);
+        } else {
+            count = ir_node(ts->a, IR_ARRAY_DIM, pos);
+            count->type = ir_type_scalar(IR_DT_INT64);
+            count->u.array_dim.array = x;
+            count->u.array_dim.axis = (int)axis;
+        }
+        IrNode *s = ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, acc);
+        IrNode *c = ts_cast(ts, count, acc);
+        return ts_binop(ts, pos, IR_OP_DIV, s, c);
+    }
+    TS_ERR(ts, pos, "internal error: reduction %s", name);
+}
+
+static bool is_reduction(const char *name)
+{
+    static const char *names[] = {"sum", "prod", "min", "max", "amin", "amax", "mean", "all", "any"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i], name) == 0) return true;
+    return false;
+}
+
+/* ---------------- constructors ---------------- */
+
+static bool dtype_arg(Ts *ts, IrNode *d, IrDtype *out)
+{
+    if (!d || d->type->kind == IR_TY_NONE) return true;
+    if (d->type->kind != IR_TY_DTYPE) return false;
+    *out = d->type->dtype;
+    return true;
+}
+
+/* A shape argument: an int or a tuple of ints, as a list of int64 nodes. */
+static int shape_arg(Ts *ts, IrNode *s, IrNode ***dims)
+{
+    if (ts_is_int_scalar(s->type)) {
+        *dims = ir_nodes(ts->a, 1);
+        (*dims)[0] = ts_cast(ts, s, ir_type_scalar(IR_DT_INT64));
+        return 1;
+    }
+    if (s->type->kind != IR_TY_TUPLE) return -1;
+    int n = s->type->nelems;
+    s = ts_reuse(ts, s);
+    *dims = ir_nodes(ts->a, n);
+    for (int i = 0; i < n; i++) {
+        if (!ts_is_int_scalar(s->type->elems[i])) return -1;
+        IrNode *g = ir_node(ts->a, IR_TUPLE_GET, s->pos);
+        g->u.tuple_get.tuple = s;
+        g->u.tuple_get.k = i;
+        g->type = s->type->elems[i];
+        (*dims)[i] = ts_cast(ts, g, ir_type_scalar(IR_DT_INT64));
+    }
+    return n;
+}
+
+static IrNode *call_constructor(Ts *ts, Args *a, const char *name)
+{
+    IrPos pos = a->call->pos;
+    bool like = strstr(name, "_like") != NULL;
+    bool full = strncmp(name, "full", 4) == 0;
+    IrNode *src = arg(a, 0, like ? "a" : "shape");
+    if (!src) TS_ERR(ts, pos, "numpy.%s() needs a %s", name, like ? "prototype array" : "shape");
+    IrNode *fill = full ? arg(a, 1, "fill_value") : NULL;
+    if (full && (!fill || fill->type->kind != IR_TY_SCALAR)) TS_ERR(ts, pos, "numpy.%s() needs a scalar fill_value", name);
+    IrDtype dt = IR_DT_FLOAT64;
+    IrNode **dims;
+    int ndim;
+    if (like) {
+        if (src->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "numpy.%s() needs an array", name);
+        dt = src->type->dtype;
+        src = ts_reuse(ts, src);
+        ndim = src->type->ndim;
+        dims = ir_nodes(ts->a, ndim);
+        for (int i = 0; i < ndim; i++) {
+            dims[i] = ir_node(ts->a, IR_ARRAY_DIM, pos);
+            dims[i]->type = ir_type_scalar(IR_DT_INT64);
+            dims[i]->u.array_dim.array = src;
+            dims[i]->u.array_dim.axis = i;
+        }
+    } else {
+        ndim = shape_arg(ts, src, &dims);
+        if (ndim < 0) TS_ERR(ts, pos, "numpy.%s(): the shape must be an int or a tuple of ints, not %s", name, ts_type_name(src->type));
+        if (ndim == 0) TS_ERR(ts, pos, "numpy.%s(): 0-dimensional arrays are not supported", name);
+        if (full) dt = ir_type_strong(fill->type)->dtype;
+    }
+    if (!dtype_arg(ts, arg(a, full ? 2 : 1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.%s(): dtype must be a NumPy type such as np.float32", name);
+    IrNode *alloc = ts_make_alloc(ts, pos, dt, dims, ndim);
+    if (!alloc) return NULL;
+    if (strncmp(name, "empty", 5) == 0) return alloc;
+    IrNode *value = full ? fill : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), strncmp(name, "ones", 4) == 0);
+    return ts_make_fill(ts, pos, alloc, value);
+}
+
+/* np.arange(stop), (start, stop), (start, stop, step): an imap of start + i*step over ceil((stop-start)/step). */
+static IrNode *call_arange(Ts *ts, Args *a)
+{
+    IrPos pos = a->call->pos;
+    if (!check_args(ts, a, "numpy.arange", 1, 3)) return NULL;
+    IrNode *start = a->npos >= 2 ? a->pos[0] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 0);
+    IrNode *stop = a->npos >= 2 ? a->pos[1] : a->pos[0];
+    IrNode *step = a->npos == 3 ? a->pos[2] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 1);
+    IrType *t = ts_promote(ts_promote(start->type, stop->type), step->type);
+    if (!t) TS_ERR(ts, pos, "numpy.arange() needs numbers");
+    IrType *st = ir_type_strong(t);
+    IrDtype dt = st->dtype == IR_DT_BOOL ? IR_DT_INT64 : st->dtype;
+    if (!dtype_arg(ts, arg(a, -1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.arange(): bad dtype");
+    start = ts_reuse(ts, start);
+    step = ts_reuse(ts, step);
+    IrNode *len;
+    IrType *f64 = ir_type_scalar(IR_DT_FLOAT64);
+    if (ir_dtype_is_float(st->dtype)) {
+        IrNode *span = ts_scalar_binop(ts, pos, IR_OP_SUB, ts_cast(ts, stop, f64), ts_cast(ts, start, f64));
+        IrNode *q = ts_scalar_binop(ts, pos, IR_OP_DIV, span, ts_cast(ts, step, f64));
+        IrNode *c = ts_math(ts, pos, IR_MATH_CEIL, &q, 1, f64);
+        len = ts_cast(ts, c, ir_type_scalar(IR_DT_INT64));
+    } else {
+        /* -((start - stop) // step) is ceil((stop - start) / step) in integers */
+        IrType *i64 = ir_type_scalar(IR_DT_INT64);
+        IrNode *d = ts_scalar_binop(ts, pos, IR_OP_SUB, ts_cast(ts, start, i64), ts_cast(ts, stop, i64));
+        len = ts_scalar_unop(ts, pos, IR_UOP_NEG, ts_scalar_binop(ts, pos, IR_OP_FLOORDIV, d, ts_cast(ts, step, i64)));
+    }
+    len = ts_scalar_binop(ts, pos, IR_OP_MAX, len, ts_i64(ts, pos, 0));
+    if (!len) return NULL;
+    IrNode *m = ir_node(ts->a, IR_IMAP, pos);
+    m->u.imap.ndim = 1;
+    m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *));
+    m->u.imap.idx[0] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+    m->u.imap.dims = ir_nodes(ts->a, 1);
+    m->u.imap.dims[0] = len;
+    ts->cond_depth++;
+    IrNode *i = ts_var(ts, pos, m->u.imap.idx[0]);
+    IrType *ct = ir_dtype_is_float(dt) || ir_dtype_is_float(st->dtype) ? f64 : ir_type_scalar(IR_DT_INT64);
+    IrNode *body = ts_scalar_binop(ts, pos, IR_OP_ADD, ts_cast(ts, start, ct),
+                                   ts_scalar_binop(ts, pos, IR_OP_MUL, ts_cast(ts, i, ct), ts_cast(ts, step, ct)));
+    m->u.imap.body = ts_cast(ts, body, ir_type_scalar(dt));
+    ts->cond_depth--;
+    if (!m->u.imap.body) return NULL;
+    m->type = ir_type_array(dt, 1, IR_LAYOUT_C);
+    return m;
+}
+
+/* ---------------- builtins ---------------- */
+
+static IrNode *call_minmax(Ts *ts, Args *a, bool is_max, bool numpy_elementwise)
+{
+    IrPos pos = a->call->pos;
+    if (a->npos == 1 && !numpy_elementwise) {
+        IrNode *x = a->pos[0];
+        if (x->type->kind == IR_TY_ARRAY) {
+            if (x->type->ndim != 1) TS_ERR(ts, pos, "%s() of a %d-D array is ambiguous: use np.%s", is_max ? "max" : "min", x->type->ndim, is_max ? "max" : "min");
+            return ts_make_reduce(ts, pos, is_max ? IR_RED_MAX : IR_RED_MIN, x, -1, false, ir_type_scalar(x->type->dtype));
+        }
+        if (x->type->kind == IR_TY_TUPLE && x->type->nelems > 0) {
+            x = ts_reuse(ts, x);
+            IrNode *acc = NULL;
+            for (int i = 0; i < x->type->nelems; i++) {
+                IrNode *g = ir_node(ts->a, IR_TUPLE_GET, pos);
+                g->u.tuple_get.tuple = x;
+                g->u.tuple_get.k = i;
+                g->type = x->type->elems[i];
+                acc = acc ? ts_scalar_binop(ts, pos, is_max ? IR_OP_MAX : IR_OP_MIN, acc, g) : g;
+            }
+            return acc;
+        }
+        TS_ERR(ts, pos, "%s() of %s is not supported", is_max ? "max" : "min", ts_type_name(x->type));
+    }
+    if (a->npos < 2) TS_ERR(ts, pos, "%s() needs at least two arguments or one array", is_max ? "max" : "min");
+    IrNode *acc = a->pos[0];
+    for (int i = 1; i < a->npos; i++) {
+        if (ts_is_array(acc) || ts_is_array(a->pos[i])) {
+            if (!numpy_elementwise) TS_ERR(ts, pos, "%s() of arrays is ambiguous: use np.%simum", is_max ? "max" : "min", is_max ? "max" : "min");
+        }
+        acc = ts_binop(ts, pos, is_max ? IR_OP_MAX : IR_OP_MIN, acc, a->pos[i]);
+        if (!acc) return NULL;
+    }
+    return acc;
+}
+
+static IrNode *call_builtin(Ts *ts, Args *a, const char *name)
+{
+    IrPos pos = a->call->pos;
+    if (strcmp(name, "len") == 0) {
+        if (!check_args(ts, a, "len", 1, 1)) return NULL;
+        IrNode *x = a->pos[0];
+        if (x->type->kind == IR_TY_TUPLE) return ts_i64(ts, pos, x->type->nelems);
+        if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "object of type %s has no len()", ts_type_name(x->type));
+        IrNode *d = ir_node(ts->a, IR_ARRAY_DIM, pos);
+        d->type = ir_type_scalar(IR_DT_INT64);
+        d->u.array_dim.array = x;
+        return d;
+    }
+    if (strcmp(name, "abs") == 0) {
+        if (!check_args(ts, a, "abs", 1, 1)) return NULL;
+        return ts_unop(ts, pos, IR_UOP_ABS, a->pos[0]);
+    }
+    if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0) return call_minmax(ts, a, name[1] == 'a', false);
+    if (strcmp(name, "int") == 0 || strcmp(name, "float") == 0 || strcmp(name, "bool") == 0) {
+        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        IrNode *x = a->pos[0];
+        if (x->type->kind != IR_TY_SCALAR) TS_ERR(ts, pos, "%s() needs a scalar, not %s", name, ts_type_name(x->type));
+        if (name[0] == 'b') return ts_truth(ts, x);
+        return ts_cast(ts, x, ir_type_scalar(name[0] == 'i' ? IR_DT_INT64 : IR_DT_FLOAT64));
+    }
+    if (strcmp(name, "range") == 0) TS_ERR(ts, pos, "range() can only be used as the iterable of a for loop");
+    TS_ERR(ts, pos, "the builtin %s() is not supported", name);
+}
+
+/* ---------------- numpy ---------------- */
+
+static IrNode *elem_astype(Ts *ts, IrPos pos, IrNode **e, int n, void *env) { return ts_cast(ts, e[0], env); }
+
+static IrNode *astype(Ts *ts, IrPos pos, IrNode *x, IrDtype dt)
+{
+    if (x->type->kind == IR_TY_SCALAR) return ts_cast(ts, x, ir_type_scalar(dt));
+    if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "cannot convert %s to %s", ts_type_name(x->type), ir_dtype_name(dt));
+    IrNode *in[1] = {x};
+    return ts_make_map(ts, pos, in, 1, elem_astype, ir_type_scalar(dt));
+}
+
+static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
+{
+    IrPos pos = a->call->pos;
+    IrDtype dt;
+    IrMathFn fn;
+    if (ir_dtype_from_name(name, &dt) && strcmp(name, "float") && strcmp(name, "int")) {
+        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        return astype(ts, pos, a->pos[0], dt);
+    }
+    if (is_reduction(name)) return call_reduction(ts, a, name);
+    if (!strcmp(name, "empty") || !strcmp(name, "zeros") || !strcmp(name, "ones") || !strcmp(name, "full") ||
+        !strcmp(name, "empty_like") || !strcmp(name, "zeros_like") || !strcmp(name, "ones_like") || !strcmp(name, "full_like"))
+        return call_constructor(ts, a, name);
+    if (!strcmp(name, "arange")) return call_arange(ts, a);
+    if (!strcmp(name, "copy")) {
+        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (a->pos[0]->type->kind != IR_TY_ARRAY) return a->pos[0];
+        return astype(ts, pos, a->pos[0], a->pos[0]->type->dtype);
+    }
+    if (!strcmp(name, "abs") || !strcmp(name, "absolute")) {
+        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        return ts_unop(ts, pos, IR_UOP_ABS, a->pos[0]);
+    }
+    if (!strcmp(name, "negative")) {
+        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        return ts_unop(ts, pos, IR_UOP_NEG, a->pos[0]);
+    }
+    if (!strcmp(name, "square")) {
+        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        IrNode *x = ts_reuse(ts, a->pos[0]);
+        return ts_binop(ts, pos, IR_OP_MUL, x, x);
+    }
+    if (!strcmp(name, "maximum") || !strcmp(name, "minimum")) {
+        if (!check_args(ts, a, name, 2, 2)) return NULL;
+        return call_minmax(ts, a, name[1] == 'a', true);
+    }
+    static const struct { const char *name; IrBinOp op; } binops[] = {
+        {"add", IR_OP_ADD}, {"subtract", IR_OP_SUB}, {"multiply", IR_OP_MUL}, {"divide", IR_OP_DIV},
+        {"true_divide", IR_OP_DIV}, {"floor_divide", IR_OP_FLOORDIV}, {"mod", IR_OP_MOD}, {"remainder", IR_OP_MOD},
+        {"power", IR_OP_POW},
+    };
+    for (size_t i = 0; i < sizeof binops / sizeof binops[0]; i++)
+        if (!strcmp(name, binops[i].name)) {
+            if (!check_args(ts, a, name, 2, 2)) return NULL;
+            return ts_binop(ts, pos, binops[i].op, a->pos[0], a->pos[1]);
+        }
+    if (lookup_math(name, &fn) && strcmp(name, "pow") && strcmp(name, "asin") && strcmp(name, "acos") &&
+        strcmp(name, "atan") && strcmp(name, "asinh") && strcmp(name, "acosh") && strcmp(name, "atanh") && strcmp(name, "atan2")) {
+        if (!check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
+        if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC || fn == IR_MATH_RINT) &&
+            a->pos[0]->type->kind == IR_TY_ARRAY ? ir_dtype_is_int(a->pos[0]->type->dtype)
+                                                 : ts_is_int_scalar(a->pos[0]->type) && a->pos[0]->type->dtype != IR_DT_BOOL)
+            return a->pos[0]; /* NumPy 2 keeps integer dtypes for these */
+        return ts_math(ts, pos, fn, a->pos, a->npos, NULL);
+    }
+    TS_ERR(ts, pos, "numpy.%s is not supported", name);
+}
+
+static IrNode *call_method(Ts *ts, Args *a, const char *name)
+{
+    IrPos pos = a->call->pos;
+    IrNode *recv = a->pos[0];
+    if (recv->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "%s has no method %s()", ts_type_name(recv->type), name);
+    if (is_reduction(name) && strcmp(name, "amin") && strcmp(name, "amax")) return call_reduction(ts, a, name);
+    if (!strcmp(name, "astype")) {
+        IrDtype dt;
+        IrNode *d = arg(a, 1, "dtype");
+        if (!d || !dtype_arg(ts, d, &dt) || d->type->kind == IR_TY_NONE) TS_ERR(ts, pos, "astype() needs a NumPy dtype such as np.float32");
+        return astype(ts, pos, recv, dt);
+    }
+    if (!strcmp(name, "copy")) return astype(ts, pos, recv, recv->type->dtype);
+    if (!strcmp(name, "transpose") && a->npos == 1) return ts_attr(ts, &(IrNode){.kind = IR_ATTR, .pos = pos, .u.attr = {(IrNode *)a->call->u.call.args[0], "T"}});
+    TS_ERR(ts, pos, "array method %s() is not supported", name);
+}
+
+static IrNode *call_user(Ts *ts, Args *a)
+{
+    const IrNode *n = a->call;
+    const TsOptions *opts = ts->sess->opts;
+    LkDiag scratch = {0};
+    LkDiag *diag = ts->dry ? &scratch : ts->diag;
+    const IrFunc *callee = opts->resolve ? opts->resolve(opts->resolver_ctx, n->u.call.func_handle, diag) : NULL;
+    if (!callee) {
+        if (!ts->dry && diag->kind == LK_OK) TS_ERR(ts, n->pos, "cannot compile the called function");
+        return NULL;
+    }
+    int np = callee->nparams;
+    IrNode **args = ir_nodes(ts->a, np);
+    for (int i = 0; i < a->npos && i < np; i++) args[i] = a->pos[i];
+    if (a->npos > np) TS_ERR(ts, n->pos, "%s() takes %d arguments but %d were given", callee->name, np, a->npos);
+    for (int k = 0; k < n->u.call.nkw; k++) {
+        int i = 0;
+        while (i < np && strcmp(callee->params[i]->name, n->u.call.kwnames[k]) != 0) i++;
+        if (i == np) TS_ERR(ts, n->pos, "%s() got an unexpected keyword argument '%s'", callee->name, n->u.call.kwnames[k]);
+        if (args[i]) TS_ERR(ts, n->pos, "%s() got multiple values for argument '%s'", callee->name, n->u.call.kwnames[k]);
+        args[i] = a->kw[k];
+    }
+    IrType **types = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)(np ? np : 1));
+    for (int i = 0; i < np; i++) {
+        if (!args[i]) TS_ERR(ts, n->pos, "%s() is missing the argument '%s'", callee->name, callee->params[i]->name);
+        types[i] = args[i]->type;
+    }
+    IrFunc *typed = ts_specialize_in(ts->sess, callee, types, np, diag);
+    if (!typed) return NULL;
+    IrNode *c = ir_node(ts->a, IR_CALL, n->pos);
+    c->u.call.ckind = IR_CALLEE_FUNC;
+    c->u.call.name = callee->name;
+    c->u.call.callee = typed;
+    c->u.call.args = args;
+    c->u.call.nargs = np;
+    c->type = typed->ret_type;
+    return c;
+}
+
+IrNode *ts_call(Ts *ts, const IrNode *n)
+{
+    Args a = {.call = n, .npos = n->u.call.nargs};
+    a.pos = ir_nodes(ts->a, a.npos);
+    a.kw = ir_nodes(ts->a, n->u.call.nkw);
+    for (int i = 0; i < a.npos; i++)
+        if (!(a.pos[i] = ts_expr(ts, n->u.call.args[i]))) return NULL;
+    for (int i = 0; i < n->u.call.nkw; i++)
+        if (!(a.kw[i] = ts_expr(ts, n->u.call.kwargs[i]))) return NULL;
+    switch (n->u.call.ckind) {
+    case IR_CALLEE_FUNC: return call_user(ts, &a);
+    case IR_CALLEE_METHOD: return call_method(ts, &a, n->u.call.name);
+    case IR_CALLEE_NAMED: {
+        const char *q = n->u.call.name;
+        if (strncmp(q, "builtins.", 9) == 0) return call_builtin(ts, &a, q + 9);
+        if (strncmp(q, "math.", 5) == 0) return call_math_module(ts, &a, q + 5);
+        if (strncmp(q, "numpy.", 6) == 0) return call_numpy(ts, &a, q + 6);
+        if (name_is(q, "lorikeet.", "prange")) TS_ERR(ts, n->pos, "lorikeet.prange() can only be used as the iterable of a for loop");
+        TS_ERR(ts, n->pos, "%s() is not supported", q);
+    }
+    case IR_CALLEE_INTRINSIC: break;
+    }
+    TS_ERR(ts, n->pos, "internal error: unexpected call");
+}

@@ -1,0 +1,149 @@
+/* map.c: construction of the data-parallel nodes. Every array operation of the user's program goes through
+ * here, so the IR has one shape for it: IR_MAP over broadcast inputs with a scalar body, IR_REDUCE over an
+ * array expression, IR_ALLOC for new arrays. */
+#include "ts_internal.h"
+
+IrType *ts_elem_type(IrType *t)
+{
+    return t->kind == IR_TY_ARRAY ? ir_type_scalar(t->dtype) : t;
+}
+
+/* Bind one scalar parameter per input and build the body over them. Inside a body nothing may be hoisted
+ * (it refers to the params), hence cond_depth. */
+static IrNode *build_map(Ts *ts, IrPos pos, IrNode **inputs, int n, TsElemFn fn, void *env, int *ndim_out)
+{
+    IrNode *m = ir_node(ts->a, IR_MAP, pos);
+    m->u.map.nparams = m->u.map.ninputs = n;
+    m->u.map.params = rt_arena_alloc(ts->a, sizeof(IrVar *) * (size_t)(n ? n : 1));
+    m->u.map.inputs = ir_nodes(ts->a, n);
+    IrNode **elems = ir_nodes(ts->a, n);
+    int ndim = 0;
+    for (int i = 0; i < n; i++) {
+        if (!inputs[i]) return NULL;
+        IrType *t = inputs[i]->type;
+        if (t->kind != IR_TY_ARRAY && t->kind != IR_TY_SCALAR)
+            TS_ERR(ts, inputs[i]->pos, "an array operation cannot take %s", ts_type_name(t));
+        if (t->kind == IR_TY_ARRAY && t->ndim > ndim) ndim = t->ndim;
+        m->u.map.inputs[i] = inputs[i];
+        m->u.map.params[i] = ir_func_temp(ts->dst, ts_elem_type(t));
+        elems[i] = ts_var(ts, pos, m->u.map.params[i]);
+    }
+    ts->cond_depth++;
+    IrNode *body = fn ? fn(ts, pos, elems, n, env) : elems[0];
+    ts->cond_depth--;
+    if (!body) return NULL;
+    if (body->type->kind != IR_TY_SCALAR) TS_ERR(ts, pos, "an elementwise function must give a scalar, not %s", ts_type_name(body->type));
+    m->u.map.body = body;
+    *ndim_out = ndim;
+    return m;
+}
+
+IrNode *ts_make_map(Ts *ts, IrPos pos, IrNode **inputs, int n, TsElemFn fn, void *env)
+{
+    int ndim;
+    IrNode *m = build_map(ts, pos, inputs, n, fn, env, &ndim);
+    if (!m) return NULL;
+    m->u.map.body = ts_cast(ts, m->u.map.body, ir_type_strong(m->u.map.body->type));
+    m->type = ir_type_array(m->u.map.body->type->dtype, ndim, IR_LAYOUT_C);
+    if (ndim == 0) TS_ERR(ts, pos, "internal error: a map over no arrays");
+    return m;
+}
+
+IrNode *ts_make_map_into(Ts *ts, IrPos pos, IrNode *out, IrNode **inputs, int n, TsElemFn fn, void *env)
+{
+    int ndim;
+    IrNode *m = build_map(ts, pos, inputs, n, fn, env, &ndim);
+    if (!m) return NULL;
+    if (ndim > out->type->ndim)
+        TS_ERR(ts, pos, "cannot store a %d-dimensional value into a %d-dimensional array", ndim, out->type->ndim);
+    ts->cond_depth++;
+    m->u.map.body = ts_cast(ts, m->u.map.body, ir_type_scalar(out->type->dtype));
+    ts->cond_depth--;
+    if (!m->u.map.body) return NULL;
+    m->u.map.out = out;
+    m->type = out->type;
+    return m;
+}
+
+IrNode *ts_make_alloc(Ts *ts, IrPos pos, IrDtype dt, IrNode **dims, int ndim)
+{
+    IrNode *a = ir_node(ts->a, IR_ALLOC, pos);
+    a->type = ir_type_array(dt, ndim, IR_LAYOUT_C);
+    a->u.alloc.ndim = ndim;
+    a->u.alloc.dims = ir_nodes(ts->a, ndim);
+    for (int i = 0; i < ndim; i++)
+        if (!(a->u.alloc.dims[i] = ts_cast(ts, dims[i], ir_type_scalar(IR_DT_INT64)))) return NULL;
+    return a;
+}
+
+IrNode *ts_make_fill(Ts *ts, IrPos pos, IrNode *alloc, IrNode *value)
+{
+    IrNode *in[1] = {value};
+    return ts_make_map_into(ts, pos, alloc, in, 1, NULL, NULL);
+}
+
+IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr)
+{
+    IrNode *size = ts_i64(ts, pos, 1);
+    for (int i = 0; i < arr->type->ndim; i++) {
+        IrNode *d = ir_node(ts->a, IR_ARRAY_DIM, pos);
+        d->type = ir_type_scalar(IR_DT_INT64);
+        d->u.array_dim.array = arr;
+        d->u.array_dim.axis = i;
+        size = i == 0 ? d : ts_scalar_binop(ts, pos, IR_OP_MUL, size, d);
+    }
+    return size;
+}
+
+static IrNode *elem_cast(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    return ts_cast(ts, e[0], (IrType *)env);
+}
+
+/* Reduce x with op. axis -1 reduces everything to a scalar of type acc; otherwise the result is an array
+ * without that axis (keepdims: with it, of size 1). The input is converted to acc elementwise first, a map the
+ * backend fuses into the reduction's loop. */
+IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bool keepdims, IrType *acc)
+{
+    if (!x) return NULL;
+    if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "a reduction needs an array, not %s", ts_type_name(x->type));
+    int ndim = x->type->ndim;
+    if (axis < -1 || axis >= ndim) TS_ERR(ts, pos, "axis %d is out of bounds for an array of dimension %d", axis, ndim);
+    bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
+    if (!is_arg && x->type->dtype != acc->dtype) {
+        IrNode *in[1] = {x};
+        x = ts_make_map(ts, pos, in, 1, elem_cast, acc);
+        if (!x) return NULL;
+    }
+    IrNode *r = ir_node(ts->a, IR_REDUCE, pos);
+    r->u.reduce.op = op;
+    r->u.reduce.input = x;
+    r->u.reduce.axis = (axis >= 0 && ndim == 1) ? -1 : axis;
+    IrDtype rdt = is_arg ? IR_DT_INT64 : acc->dtype;
+    if (r->u.reduce.axis < 0) {
+        r->type = ir_type_scalar(rdt);
+        if (!keepdims) return r;
+        /* keepdims on a full reduction: an array of ndim ones */
+        IrNode **dims = ir_nodes(ts->a, ndim);
+        for (int i = 0; i < ndim; i++) dims[i] = ts_i64(ts, pos, 1);
+        return ts_make_fill(ts, pos, ts_make_alloc(ts, pos, rdt, dims, ndim), r);
+    }
+    r->type = ir_type_array(rdt, ndim - 1, IR_LAYOUT_C);
+    if (!keepdims) return r;
+    /* keepdims: view the result with a new axis of size 1 where the reduced one was */
+    IrNode *red = ts_reuse(ts, r);
+    IrNode *v = ir_node(ts->a, IR_INDEX, pos);
+    v->u.index.base = red;
+    v->u.index.n = axis + 1;
+    v->u.index.items = ir_nodes(ts->a, axis + 1);
+    for (int i = 0; i < axis; i++) {
+        IrNode *s = ir_node(ts->a, IR_SLICE, pos);
+        s->type = ir_type_slice();
+        v->u.index.items[i] = s;
+    }
+    IrNode *none = ir_node(ts->a, IR_CONST, pos);
+    none->type = ir_type_none();
+    v->u.index.items[axis] = none;
+    v->type = ir_type_array(rdt, ndim, IR_LAYOUT_ANY);
+    return v;
+}

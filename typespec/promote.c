@@ -1,0 +1,59 @@
+/* promote.c: NumPy 2 type promotion (NEP 50). Python int/float literals are "weak": they take the kind of the
+ * other operand when it is at least as high (int literal + int8 -> int8, float literal + float32 -> float32),
+ * and never widen a strong type. Two weak operands follow Python (int + int -> int, int + float -> float). */
+#include "typespec.h"
+
+static int kind_rank(IrDtype dt)
+{
+    return dt == IR_DT_BOOL ? 0 : ir_dtype_is_int(dt) ? 1 : 2;
+}
+
+static IrDtype signed_of_size(int size)
+{
+    switch (size) {
+    case 1: return IR_DT_INT8;
+    case 2: return IR_DT_INT16;
+    case 4: return IR_DT_INT32;
+    default: return IR_DT_INT64;
+    }
+}
+
+/* numpy.promote_types for two strong dtypes. */
+static IrDtype promote_strong(IrDtype a, IrDtype b)
+{
+    if (a == b) return a;
+    int ka = kind_rank(a), kb = kind_rank(b);
+    if (ka == 0) return b;
+    if (kb == 0) return a;
+    if (ka == 2 && kb == 2) return ir_dtype_size(a) >= ir_dtype_size(b) ? a : b;
+    if (ka == 2 || kb == 2) {
+        IrDtype f = ka == 2 ? a : b, i = ka == 2 ? b : a;
+        if (f == IR_DT_FLOAT64) return f;
+        return ir_dtype_size(i) <= 2 ? IR_DT_FLOAT32 : IR_DT_FLOAT64;
+    }
+    bool sa = ir_dtype_is_signed(a), sb = ir_dtype_is_signed(b);
+    int za = ir_dtype_size(a), zb = ir_dtype_size(b);
+    if (sa == sb) return za >= zb ? a : b;
+    IrDtype s = sa ? a : b, u = sa ? b : a;
+    int zs = ir_dtype_size(s), zu = ir_dtype_size(u);
+    if (zs > zu) return s;
+    if (zu >= 8) return IR_DT_FLOAT64;
+    return signed_of_size(zu * 2);
+}
+
+IrType *ts_promote(IrType *a, IrType *b)
+{
+    if (a->kind != IR_TY_SCALAR || b->kind != IR_TY_SCALAR) return NULL;
+    if (a->weak && b->weak) {
+        int k = kind_rank(a->dtype) > kind_rank(b->dtype) ? kind_rank(a->dtype) : kind_rank(b->dtype);
+        return ir_type_weak(k == 2 ? IR_DT_FLOAT64 : k == 1 ? IR_DT_INT64 : IR_DT_BOOL);
+    }
+    if (a->weak || b->weak) {
+        IrType *w = a->weak ? a : b, *s = a->weak ? b : a;
+        int kw = kind_rank(w->dtype), ks = kind_rank(s->dtype);
+        if (kw <= ks) return s;                  /* the strong type is of the same kind or higher */
+        if (kw == 2) return ir_type_scalar(IR_DT_FLOAT64);
+        return ir_type_scalar(IR_DT_INT64);      /* int literal with a bool */
+    }
+    return ir_type_scalar(promote_strong(a->dtype, b->dtype));
+}

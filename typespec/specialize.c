@@ -1,0 +1,383 @@
+/* specialize.c: the driver of typing. For one function and one argument-type signature it runs rounds of
+ * inference until no variable's type widens (loops carry types backwards), then one last round that builds the
+ * typed body and reports errors. Callees are specialised through the session, once per signature. */
+#include <stdio.h>
+#include <string.h>
+#include "ts_internal.h"
+
+struct TsSpec {
+    const IrFunc *untyped;
+    IrType **arg_types;
+    int nargs;
+    IrFunc *typed;      /* NULL while being typed: a second request is recursion */
+};
+
+static void type_block(Ts *ts, const IrBlock *src, IrBlock *dst);
+
+/* Widen a variable's type with a newly assigned value's type. Returns the type to cast the value to, or NULL
+ * when the two cannot share a variable. */
+static IrType *unify(IrType *have, IrType *got)
+{
+    if (!have) return got;
+    if (have == got) return have;
+    if (have->kind == IR_TY_SCALAR && got->kind == IR_TY_SCALAR) return ts_promote(have, got);
+    if (have->kind == IR_TY_ARRAY && got->kind == IR_TY_ARRAY && have->dtype == got->dtype && have->ndim == got->ndim)
+        return ir_type_array(have->dtype, have->ndim, IR_LAYOUT_ANY);
+    if (have->kind == IR_TY_TUPLE && got->kind == IR_TY_TUPLE && have->nelems == got->nelems) {
+        IrType *elems[64];
+        if (have->nelems > 64) return NULL;
+        for (int i = 0; i < have->nelems; i++)
+            if (!(elems[i] = unify(have->elems[i], got->elems[i]))) return NULL;
+        return ir_type_tuple(elems, have->nelems);
+    }
+    return NULL;
+}
+
+static IrNode *assign_to(Ts *ts, IrPos pos, IrVar *v, IrNode *value)
+{
+    IrType *t = unify(v->type, value->type);
+    if (!t) {
+        char a[128], b[128];
+        ir_type_str(v->type, a, sizeof a);
+        ir_type_str(value->type, b, sizeof b);
+        TS_ERR(ts, pos, "variable '%s' is given values of incompatible types %s and %s", v->name, a, b);
+    }
+    if (t != v->type) {
+        if (!ts->dry) TS_ERR(ts, pos, "internal error: type of '%s' changed after inference", v->name);
+        v->type = t;
+        ts->changed = true;
+    }
+    IrNode *cast = ts_cast(ts, value, t);
+    if (!cast) return NULL;
+    IrNode *s = ir_node(ts->a, IR_ASSIGN, pos);
+    s->u.assign.var = v;
+    s->u.assign.value = cast;
+    return s;
+}
+
+/* The statements that typing `cond` hoisted are returned in `pre`; a while loop then has to re-run them on
+ * every iteration, so it becomes `while True: pre; if not cond: break; body`. */
+static IrNode *type_while(Ts *ts, const IrNode *s)
+{
+    IrBlock pre = {0};
+    IrBlock *saved = ts->pre;
+    ts->pre = &pre;
+    IrNode *cond = ts_expr(ts, s->u.while_.cond);
+    if (cond) cond = ts_truth(ts, cond);
+    ts->pre = saved;
+    if (!cond) return NULL;
+    IrNode *w = ir_node(ts->a, IR_WHILE, s->pos);
+    if (pre.n == 0) {
+        w->u.while_.cond = cond;
+    } else {
+        w->u.while_.cond = ir_const_int(ts->a, s->pos, ir_type_scalar(IR_DT_BOOL), 1);
+        w->u.while_.body = pre;
+        IrNode *brk = ir_node(ts->a, IR_IF, s->pos);
+        brk->u.if_.cond = ts_scalar_unop(ts, s->pos, IR_UOP_NOT, cond);
+        ir_block_push(ts->a, &brk->u.if_.then, ir_node(ts->a, IR_BREAK, s->pos));
+        ir_block_push(ts->a, &w->u.while_.body, brk);
+    }
+    type_block(ts, &s->u.while_.body, &w->u.while_.body);
+    return w;
+}
+
+static IrNode *type_for_range(Ts *ts, const IrNode *s)
+{
+    IrNode *parts[3] = {ts_expr(ts, s->u.for_range.start), ts_expr(ts, s->u.for_range.stop),
+                        ts_expr(ts, s->u.for_range.step)};
+    IrType *it = NULL;
+    for (int i = 0; i < 3; i++) {
+        if (!parts[i]) return NULL;
+        if (!ts_is_int_scalar(parts[i]->type))
+            TS_ERR(ts, parts[i]->pos, "range() takes integers, not %s", ts_type_name(parts[i]->type));
+        it = it ? ts_promote(it, parts[i]->type) : parts[i]->type;
+    }
+    it = ir_type_strong(it);
+    if (it->dtype == IR_DT_BOOL || it->dtype == IR_DT_UINT64) it = ir_type_scalar(IR_DT_INT64);
+    IrVar *v = ts->varmap[s->u.for_range.var->id];
+    IrType *vt = unify(v->type, it);
+    if (!vt) TS_ERR(ts, s->pos, "loop variable '%s' also holds a %s", v->name, ts_type_name(v->type));
+    if (vt != v->type) {
+        v->type = vt;
+        ts->changed = true;
+    }
+    IrNode *f = ir_node(ts->a, IR_FOR_RANGE, s->pos);
+    f->u.for_range.var = v;
+    /* the loop counts in the variable's type; start/stop/step are evaluated once, before the loop */
+    f->u.for_range.start = ts_cast(ts, parts[0], vt);
+    f->u.for_range.stop = ts_cast(ts, parts[1], vt);
+    f->u.for_range.step = ts_cast(ts, parts[2], vt);
+    type_block(ts, &s->u.for_range.body, &f->u.for_range.body);
+    return f;
+}
+
+/* for x in arr  ->  $a = arr; for $i in range(len($a)): x = $a[$i]; body */
+static IrNode *type_for_iter(Ts *ts, const IrNode *s)
+{
+    IrNode *it = ts_expr(ts, s->u.for_iter.iterable);
+    if (!it) return NULL;
+    if (it->type->kind != IR_TY_ARRAY)
+        TS_ERR(ts, s->pos, "a for loop iterates over range(...) or an array, not %s", ts_type_name(it->type));
+    IrNode *arr = ts_reuse(ts, it);
+    if (!arr) return NULL;
+    IrVar *iv = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+    IrNode *f = ir_node(ts->a, IR_FOR_RANGE, s->pos);
+    f->u.for_range.var = iv;
+    f->u.for_range.start = ts_i64(ts, s->pos, 0);
+    IrNode *len = ir_node(ts->a, IR_ARRAY_DIM, s->pos);
+    len->u.array_dim.array = arr;
+    len->type = ir_type_scalar(IR_DT_INT64);
+    f->u.for_range.stop = len;
+    f->u.for_range.step = ts_i64(ts, s->pos, 1);
+    IrNode *idx = ir_node(ts->a, IR_INDEX, s->pos);
+    idx->u.index.base = arr;
+    idx->u.index.items = ir_nodes(ts->a, 1);
+    idx->u.index.items[0] = ts_var(ts, s->pos, iv);
+    idx->u.index.n = 1;
+    idx->u.index.checked = false; /* 0 <= $i < len($a) by construction */
+    int nd = arr->type->ndim - 1;
+    idx->type = nd == 0 ? ir_type_scalar(arr->type->dtype) : ir_type_array(arr->type->dtype, nd, arr->type->layout);
+    IrNode *as = assign_to(ts, s->pos, ts->varmap[s->u.for_iter.var->id], idx);
+    if (!as) return NULL;
+    ir_block_push(ts->a, &f->u.for_range.body, as);
+    type_block(ts, &s->u.for_iter.body, &f->u.for_range.body);
+    return f;
+}
+
+static IrNode *type_return(Ts *ts, const IrNode *s)
+{
+    IrNode *r = ir_node(ts->a, IR_RETURN, s->pos);
+    if (!s->u.ret.value) {
+        ts->has_return_none = true;
+        return r;
+    }
+    IrNode *v = ts_expr(ts, s->u.ret.value);
+    if (!v) return NULL;
+    if (v->type->kind == IR_TY_NONE) {
+        ts->has_return_none = true;
+        return r;
+    }
+    ts->has_return_value = true;
+    IrType *t = unify(ts->ret_type, v->type);
+    if (!t) {
+        char a[128], b[128];
+        ir_type_str(ts->ret_type, a, sizeof a);
+        ir_type_str(v->type, b, sizeof b);
+        TS_ERR(ts, s->pos, "the function returns values of incompatible types %s and %s", a, b);
+    }
+    if (t != ts->ret_type) {
+        ts->ret_type = t;
+        ts->changed = true;
+    }
+    r->u.ret.value = ts_cast(ts, v, t);
+    return r->u.ret.value ? r : NULL;
+}
+
+static IrNode *type_stmt(Ts *ts, const IrNode *s)
+{
+    switch (s->kind) {
+    case IR_ASSIGN: {
+        IrNode *v = ts_expr(ts, s->u.assign.value);
+        return v ? assign_to(ts, s->pos, ts->varmap[s->u.assign.var->id], v) : NULL;
+    }
+    case IR_AUGASSIGN: {
+        IrVar *var = ts->varmap[s->u.augassign.var->id];
+        if (!var->type) {
+            if (!ts->dry) TS_ERR(ts, s->pos, "local variable '%s' is used before it is assigned", var->name);
+            return NULL;
+        }
+        IrNode *v = ts_expr(ts, s->u.augassign.value);
+        if (!v) return NULL;
+        IrNode *cur = ts_var(ts, s->pos, var);
+        if (var->type->kind == IR_TY_ARRAY) {
+            /* NumPy updates an array in place: a += b writes into a's memory (views see it) */
+            IrNode *sum = ts_binop(ts, s->pos, s->u.augassign.op, cur, v);
+            if (!sum) return NULL;
+            if (sum->type->dtype != var->type->dtype && !(ir_dtype_is_float(var->type->dtype) && ir_dtype_is_float(sum->type->dtype)) &&
+                !(ir_dtype_is_int(var->type->dtype) && ir_dtype_is_int(sum->type->dtype)))
+                TS_ERR(ts, s->pos, "cannot update %s in place with a result of type %s (NumPy's same_kind rule)",
+                       ts_type_name(var->type), ts_type_name(sum->type));
+            IrNode *inputs[1] = {sum};
+            IrNode *m = ts_make_map_into(ts, s->pos, ts_var(ts, s->pos, var), inputs, 1, NULL, NULL);
+            if (!m) return NULL;
+            IrNode *st = ir_node(ts->a, IR_EXPR_STMT, s->pos);
+            st->u.expr_stmt.value = m;
+            return st;
+        }
+        IrNode *sum = ts_binop(ts, s->pos, s->u.augassign.op, cur, v);
+        return sum ? assign_to(ts, s->pos, var, sum) : NULL;
+    }
+    case IR_STORE: return ts_store(ts, s);
+    case IR_IF: {
+        IrNode *c = ts_expr(ts, s->u.if_.cond);
+        if (c) c = ts_truth(ts, c);
+        if (!c) return NULL;
+        IrNode *r = ir_node(ts->a, IR_IF, s->pos);
+        r->u.if_.cond = c;
+        type_block(ts, &s->u.if_.then, &r->u.if_.then);
+        type_block(ts, &s->u.if_.orelse, &r->u.if_.orelse);
+        return r;
+    }
+    case IR_WHILE: return type_while(ts, s);
+    case IR_FOR_RANGE: return type_for_range(ts, s);
+    case IR_FOR_ITER: return type_for_iter(ts, s);
+    case IR_BREAK:
+    case IR_CONTINUE:
+    case IR_PASS: return ir_node(ts->a, s->kind, s->pos);
+    case IR_RETURN: return type_return(ts, s);
+    case IR_EXPR_STMT: {
+        IrNode *v = ts_expr(ts, s->u.expr_stmt.value);
+        if (!v) return NULL;
+        IrNode *r = ir_node(ts->a, IR_EXPR_STMT, s->pos);
+        r->u.expr_stmt.value = v;
+        return r;
+    }
+    default: TS_ERR(ts, s->pos, "internal error: unexpected %s statement", ir_kind_name(s->kind));
+    }
+}
+
+/* A failed statement in a dry round is skipped (its types are not known yet); in the last round the first
+ * failure stops typing, with its diagnostic set. */
+static void type_block(Ts *ts, const IrBlock *src, IrBlock *dst)
+{
+    IrBlock *saved = ts->pre;
+    ts->pre = dst;
+    for (int i = 0; i < src->n; i++) {
+        if (!ts->dry && ts->diag->kind != LK_OK) break;
+        IrNode *s = type_stmt(ts, src->stmts[i]);
+        if (s) ir_block_push(ts->a, dst, s);
+    }
+    ts->pre = saved;
+}
+
+static bool has_break(const IrBlock *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        const IrNode *s = b->stmts[i];
+        if (s->kind == IR_BREAK) return true;
+        if (s->kind == IR_IF && (has_break(&s->u.if_.then) || has_break(&s->u.if_.orelse))) return true;
+    }
+    return false;
+}
+
+/* Whether control can never fall off the end of the block (then the function never returns None by falling
+ * off its end). Conservative: a `while True` without a break, a return, or an if whose branches both return. */
+static bool always_returns(const IrBlock *b)
+{
+    if (b->n == 0) return false;
+    const IrNode *s = b->stmts[b->n - 1];
+    switch (s->kind) {
+    case IR_RETURN: return true;
+    case IR_IF: return always_returns(&s->u.if_.then) && always_returns(&s->u.if_.orelse);
+    case IR_WHILE:
+        return s->u.while_.cond->kind == IR_CONST && s->u.while_.cond->u.konst.i != 0 && !has_break(&s->u.while_.body);
+    default: return false;
+    }
+}
+
+static TsSpec *find_spec(TsSession *sess, const IrFunc *f, IrType **args, int nargs)
+{
+    for (int i = 0; i < sess->nspecs; i++) {
+        TsSpec *s = &sess->specs[i];
+        if (s->untyped != f || s->nargs != nargs) continue;
+        if (nargs && memcmp(s->arg_types, args, sizeof *args * (size_t)nargs) != 0) continue;
+        return s;
+    }
+    return NULL;
+}
+
+static TsSpec *add_spec(TsSession *sess, const IrFunc *f, IrType **args, int nargs)
+{
+    TsSpec *specs = rt_arena_alloc(sess->a, sizeof *specs * (size_t)(sess->nspecs + 1));
+    if (sess->nspecs) memcpy(specs, sess->specs, sizeof *specs * (size_t)sess->nspecs);
+    sess->specs = specs;
+    TsSpec *s = &specs[sess->nspecs++];
+    s->untyped = f;
+    s->arg_types = rt_arena_dup(sess->a, args, sizeof *args * (size_t)(nargs ? nargs : 1));
+    s->nargs = nargs;
+    return s;
+}
+
+static IrFunc *new_typed_func(TsSession *sess, const IrFunc *src, IrVar ***varmap_out)
+{
+    IrFunc *dst = ir_func_new(sess->a, src->name, src->file, src->line);
+    IrVar **varmap = rt_arena_alloc(sess->a, sizeof *varmap * (size_t)(src->nvars + 1));
+    for (int i = 0; i < src->nvars; i++) varmap[i] = ir_func_var(dst, src->vars[i]->name);
+    dst->nparams = src->nparams;
+    dst->params = rt_arena_alloc(sess->a, sizeof *dst->params * (size_t)(src->nparams + 1));
+    for (int i = 0; i < src->nparams; i++) dst->params[i] = varmap[src->params[i]->id];
+    char sym[160];
+    snprintf(sym, sizeof sym, "%s.%d", src->name, sess->nspecs);
+    dst->symbol = rt_arena_strdup(sess->a, sym);
+    *varmap_out = varmap;
+    return dst;
+}
+
+IrFunc *ts_specialize_in(TsSession *sess, const IrFunc *src, IrType **arg_types, int nargs, LkDiag *diag)
+{
+    if (nargs != src->nparams) {
+        lk_diag_set(diag, LK_ERR_TYPE, src->file, src->line, 0, "%s() takes %d arguments but %d were given",
+                    src->name, src->nparams, nargs);
+        return NULL;
+    }
+    TsSpec *spec = find_spec(sess, src, arg_types, nargs);
+    if (spec) {
+        if (!spec->typed)
+            lk_diag_set(diag, LK_ERR_TYPE, src->file, src->line, 0,
+                        "%s() calls itself (directly or through others): recursion is not supported", src->name);
+        return spec->typed;
+    }
+    spec = add_spec(sess, src, arg_types, nargs);
+    int spec_index = (int)(spec - sess->specs);
+
+    Ts ts = {.sess = sess, .a = sess->a, .diag = diag, .src = src};
+    ts.dst = new_typed_func(sess, src, &ts.varmap);
+    for (int i = 0; i < nargs; i++) ts.dst->params[i]->type = arg_types[i];
+
+    /* rounds of inference until types settle; 50 is far beyond any real function's loop nesting */
+    for (int round = 0; round < 50; round++) {
+        ts.dry = true;
+        ts.changed = false;
+        IrBlock scratch = {0};
+        type_block(&ts, &src->body, &scratch);
+        if (!ts.changed) break;
+    }
+    ts.dry = false;
+    ts.has_return_none = ts.has_return_value = false;
+    type_block(&ts, &src->body, &ts.dst->body);
+    if (diag->kind != LK_OK) {
+        sess->specs[spec_index].untyped = NULL; /* forget the failed attempt: it is not recursion */
+        return NULL;
+    }
+    if (ts.has_return_value && !always_returns(&src->body)) ts.has_return_none = true;
+    if (ts.has_return_value && ts.has_return_none)
+        lk_diag_set(diag, LK_ERR_TYPE, src->file, src->line, 0,
+                    "%s() returns a value on some paths and None on others", src->name);
+    if (diag->kind != LK_OK) {
+        sess->specs[spec_index].untyped = NULL;
+        return NULL;
+    }
+    ts.dst->ret_type = ts.has_return_value ? ir_type_strong(ts.ret_type) : ir_type_none();
+    if (ts.dst->ret_type->kind == IR_TY_TUPLE) {
+        /* weak scalars inside a returned tuple become Python objects of their kind */
+        IrType *elems[64];
+        IrType *rt = ts.dst->ret_type;
+        for (int i = 0; i < rt->nelems && i < 64; i++) elems[i] = ir_type_strong(rt->elems[i]);
+        ts.dst->ret_type = ir_type_tuple(elems, rt->nelems);
+    }
+    sess->specs[spec_index].typed = ts.dst;
+    return ts.dst;
+}
+
+IrFunc *ts_specialize(const IrFunc *untyped, IrType **arg_types, int nargs, const TsOptions *opts, RtArena *a,
+                      LkDiag *diag)
+{
+    TsSession sess = {.opts = opts, .a = a};
+    IrFunc *root = ts_specialize_in(&sess, untyped, arg_types, nargs, diag);
+    if (!root) return NULL;
+    /* every function the root reaches, for the backend to emit */
+    root->callees = rt_arena_alloc(a, sizeof(IrFunc *) * (size_t)(sess.nspecs + 1));
+    for (int i = 0; i < sess.nspecs; i++)
+        if (sess.specs[i].typed && sess.specs[i].typed != root) root->callees[root->ncallees++] = sess.specs[i].typed;
+    return root;
+}

@@ -1,0 +1,80 @@
+/* ts_internal.h: what the files of typespec/ share. Not for other layers. */
+#ifndef LK_TS_INTERNAL_H
+#define LK_TS_INTERNAL_H
+
+#include "typespec.h"
+
+typedef struct TsSpec TsSpec;
+
+/* One compilation: every specialised function, so each (function, signature) is typed once and recursion is
+ * caught. */
+typedef struct TsSession {
+    const TsOptions *opts;
+    RtArena *a;
+    TsSpec *specs;
+    int nspecs;
+    IrFunc *root;
+} TsSession;
+
+/* The state of typing one function. */
+typedef struct Ts {
+    TsSession *sess;
+    RtArena *a;
+    LkDiag *diag;
+    const IrFunc *src;
+    IrFunc *dst;
+    IrVar **varmap;      /* src var id -> dst var */
+    bool dry;            /* a fixed-point round: no diagnostics, unknown types give NULL silently */
+    bool changed;        /* a variable's type widened during this round */
+    IrBlock *pre;        /* where hoisted statements go: the block being built */
+    int cond_depth;      /* >0 inside a branch of a conditional expression (no hoisting there) */
+    IrType *ret_type;
+    bool has_return_value;
+    bool has_return_none;
+} Ts;
+
+#define TS_ERR(ts, pos, ...)                                                                    \
+    do {                                                                                        \
+        if (!(ts)->dry) lk_diag_set((ts)->diag, LK_ERR_TYPE, (ts)->src->file, (pos).line, (pos).col, __VA_ARGS__); \
+        return NULL;                                                                            \
+    } while (0)
+
+/* infer.c */
+IrNode *ts_expr(Ts *ts, const IrNode *n);
+IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t);
+IrNode *ts_truth(Ts *ts, IrNode *n);
+IrNode *ts_reuse(Ts *ts, IrNode *n);
+IrNode *ts_scalar_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
+IrNode *ts_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
+IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x);
+IrNode *ts_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x);
+IrNode *ts_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r);
+IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType *force);
+bool ts_is_array(const IrNode *n);
+bool ts_is_int_scalar(const IrType *t);
+const char *ts_type_name(const IrType *t); /* arena string */
+IrNode *ts_var(Ts *ts, IrPos pos, IrVar *v);
+IrNode *ts_i64(Ts *ts, IrPos pos, int64_t v);
+
+/* map.c: building data-parallel nodes */
+IrType *ts_elem_type(IrType *t);    /* array -> its dtype scalar; scalar -> itself */
+typedef IrNode *(*TsElemFn)(Ts *ts, IrPos pos, IrNode **elems, int n, void *env);
+IrNode *ts_make_map(Ts *ts, IrPos pos, IrNode **inputs, int n, TsElemFn fn, void *env);
+IrNode *ts_make_map_into(Ts *ts, IrPos pos, IrNode *out, IrNode **inputs, int n, TsElemFn fn, void *env);
+IrNode *ts_make_alloc(Ts *ts, IrPos pos, IrDtype dt, IrNode **dims, int ndim);
+IrNode *ts_make_fill(Ts *ts, IrPos pos, IrNode *alloc, IrNode *value);
+IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bool keepdims, IrType *acc);
+IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr);
+
+/* library.c: calls of builtins, math, numpy, methods and user functions */
+IrNode *ts_call(Ts *ts, const IrNode *n);
+
+/* index.c: subscripts, attributes and stores */
+IrNode *ts_index(Ts *ts, const IrNode *n);
+IrNode *ts_attr(Ts *ts, const IrNode *n);
+IrNode *ts_store(Ts *ts, const IrNode *s);
+
+/* specialize.c */
+IrFunc *ts_specialize_in(TsSession *sess, const IrFunc *untyped, IrType **arg_types, int nargs, LkDiag *diag);
+
+#endif

@@ -1,0 +1,29 @@
+/* typespec.h: specialisation of an untyped IrFunc on concrete argument types.
+ *
+ * ts_specialize() copies the untyped function into the compilation's arena, infers a type for every variable
+ * and expression (iterating to a fixed point over loops), inserts the casts that NumPy 2's promotion rules
+ * (NEP 50) imply, and rewrites array operations and NumPy library calls into the IR's data-parallel nodes.
+ * User functions that it calls are specialised too, each once per argument-type signature, and listed in the
+ * result's callees. It never touches Python: callees are fetched through the resolver the caller supplies.
+ */
+#ifndef LK_TYPESPEC_H
+#define LK_TYPESPEC_H
+
+#include "../ir/ir.h"
+
+/* Returns the untyped IR of the user function `func_handle` (as the frontend recorded it), or NULL with diag set. */
+typedef const IrFunc *(*TsResolveCallee)(void *resolver_ctx, void *func_handle, LkDiag *diag);
+
+typedef struct TsOptions {
+    bool boundscheck;
+    TsResolveCallee resolve;
+    void *resolver_ctx;
+} TsOptions;
+
+IrFunc *ts_specialize(const IrFunc *untyped, IrType **arg_types, int nargs, const TsOptions *opts, RtArena *a,
+                      LkDiag *diag);
+
+/* NEP 50 promotion, exposed for tests of the rules through the shim. */
+IrType *ts_promote(IrType *a, IrType *b);
+
+#endif
