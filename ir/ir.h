@@ -282,6 +282,7 @@ char *ir_print_func(const IrFunc *f); /* malloc'd; caller frees */
 
 /* ---- passes ---- */
 void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
+void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
 
 /* ---- traversal (walk.c) ---- */
 /* Calls fn on the address of each direct child expression of n (statement blocks excluded), so a pass can

@@ -120,6 +120,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
         return NULL;
     }
     ir_fuse(typed);
+    ir_explicit_alloc(typed);
     BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = keep_llvm != 0};
     char *typed_text = ir_print_func(typed);
     BeCompiled *code = be->compile(typed, &bopts, &diag);

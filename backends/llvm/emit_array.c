@@ -248,6 +248,21 @@ LLVMValueRef cg_alloc(Cg *cg, const IrNode *n)
     return cg_new_array(cg, n->type->dtype, n->u.alloc.ndim, dims, n->pos);
 }
 
+/* One dimension of the broadcast shape of the arguments (the map that follows checks that they agree). */
+LLVMValueRef cg_bcast_shape(Cg *cg, const IrNode *n)
+{
+    LLVMValueRef s = cg_i64(cg, 1);
+    int nd = n->u.bcast_shape.ndim, axis = n->u.bcast_shape.axis;
+    for (int i = 0; i < n->u.bcast_shape.n; i++) {
+        const IrNode *arg = n->u.bcast_shape.args[i];
+        if (arg->type->kind != IR_TY_ARRAY || axis < nd - arg->type->ndim) continue;
+        LLVMValueRef in = cg_array_dim(cg, cg_expr(cg, arg), axis - (nd - arg->type->ndim));
+        LLVMValueRef in_is1 = LLVMBuildICmp(cg->b, LLVMIntEQ, in, cg_i64(cg, 1), "");
+        s = LLVMBuildSelect(cg->b, in_is1, s, in, "");
+    }
+    return s;
+}
+
 /* ---------------- maps ---------------- */
 
 /* The inputs of a map, evaluated once, with their strides made 0 on broadcast axes. */
