@@ -24,11 +24,12 @@ static void emit_assign(FeCtx *c, IrBlock *out, IrVar *var, IrNode *value, IrPos
     emit(c, out, s);
 }
 
-static IrNode *tuple_get(FeCtx *c, IrVar *tuple, int k, IrPos pos)
+static IrNode *tuple_get(FeCtx *c, IrVar *tuple, int k, int ntargets, IrPos pos)
 {
     IrNode *n = ir_node(c->a, IR_TUPLE_GET, pos);
     n->u.tuple_get.tuple = ir_var_ref(c->a, pos, tuple);
     n->u.tuple_get.k = k;
+    n->u.tuple_get.unpack_n = ntargets;
     return n;
 }
 
@@ -67,7 +68,7 @@ static bool assign_target(FeCtx *c, PyObject *target, IrNode *value, IrBlock *ou
             emit_assign(c, out, tmp, value, pos);
         }
         for (int k = 0; k < (int)PyList_GET_SIZE(elts); k++)
-            if (!assign_target(c, PyList_GET_ITEM(elts, k), tuple_get(c, tmp, k, pos), out)) return false;
+            if (!assign_target(c, PyList_GET_ITEM(elts, k), tuple_get(c, tmp, k, (int)PyList_GET_SIZE(elts), pos), out)) return false;
         return true;
     }
     if (fe_is(target, "Starred")) fe_error(c, pos, "unsupported syntax: starred assignment target (*x)");

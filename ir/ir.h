@@ -206,7 +206,7 @@ struct IrNode {
         struct { IrNode *start, *stop, *step; } slice;
         struct { IrNode *value; const char *name; } attr;
         struct { IrNode **items; int n; } tuple;
-        struct { IrNode *tuple; int k; } tuple_get;
+        struct { IrNode *tuple; int k; int unpack_n; } tuple_get; /* unpack_n: targets of an unpacking, else 0 */
         struct { IrNode *value; } cast;
         struct { IrMathFn fn; IrNode *args[2]; } math;
         struct { IrNode *array; int axis; } array_dim;

@@ -397,6 +397,9 @@ IrNode *ts_expr(Ts *ts, const IrNode *n)
         if (!tup) return NULL;
         if (tup->type->kind != IR_TY_TUPLE)
             TS_ERR(ts, n->pos, "cannot unpack %s (only tuples can be unpacked)", ts_type_name(tup->type));
+        int want = n->u.tuple_get.unpack_n;
+        if (want && want != tup->type->nelems)
+            TS_ERR(ts, n->pos, "cannot unpack a tuple of %d values into %d targets", tup->type->nelems, want);
         if (n->u.tuple_get.k >= tup->type->nelems)
             TS_ERR(ts, n->pos, "not enough values to unpack (a tuple of %d)", tup->type->nelems);
         IrNode *g = ir_node(ts->a, IR_TUPLE_GET, n->pos);

@@ -80,6 +80,8 @@ LLVMValueRef cg_transpose(Cg *cg, LLVMValueRef arr, int ndim);
 
 /* loops.c: counted loops, with the vectorizer hint when asked */
 typedef void (*CgLoopBody)(Cg *cg, LLVMValueRef *idx, void *env);
+/* Lets LLVM vectorise the loop whose latch this is even where that reorders float arithmetic. */
+void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br);
 void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize);
 
 /* jit.c */

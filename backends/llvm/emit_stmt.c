@@ -283,7 +283,9 @@ static void cg_for_range(Cg *cg, const IrNode *s)
     LLVMPositionBuilderAtEnd(cg->b, latch);
     LLVMValueRef cur = LLVMBuildLoad2(cg->b, lt, counter, "");
     LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, cur, step, ""), counter);
-    LLVMBuildBr(cg->b, head);
+    LLVMValueRef back = LLVMBuildBr(cg->b, head);
+    /* fastmath: the user allows reassociation, so a float accumulation loop may vectorise */
+    if (cg->opts->fastmath) cg_mark_vectorize(cg, back);
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 

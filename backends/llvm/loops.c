@@ -4,7 +4,7 @@
 #include <llvm-c/DebugInfo.h>
 #include "cg.h"
 
-static void mark_vectorize(Cg *cg, LLVMValueRef latch_br)
+void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br)
 {
     LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
     LLVMMetadataRef enable_ops[2] = {LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.enable", 26),
@@ -36,7 +36,7 @@ static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *
     LLVMValueRef next = LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, counter, ""), cg_i64(cg, 1), "");
     LLVMBuildStore(cg->b, next, counter);
     LLVMValueRef br = LLVMBuildBr(cg->b, head);
-    if (vectorize && level == ndim - 1) mark_vectorize(cg, br);
+    if (vectorize && level == ndim - 1) cg_mark_vectorize(cg, br);
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 
