@@ -16,7 +16,7 @@ NP_INC      := $(shell $(PYTHON) -c 'import numpy; print(numpy.get_include())' 2
 EXT_SUFFIX  := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 
 WARN        := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
-CFLAGS_ALL  := -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(LLVM_CFLAGS) -I$(PY_INC) -I$(NP_INC) \
+CFLAGS_ALL   = -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(LLVM_CFLAGS) -I$(PY_INC) -I$(NP_INC) \
                -DNPY_NO_DEPRECATED_API=NPY_1_22_API_VERSION $(EXTRA_CFLAGS)
 
 # Layers, in dependency order (each may include the headers of the layers after it only).
@@ -33,6 +33,9 @@ all: $(EXT)
 $(BUILD)/%.o: %.c $(HDR) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# the matrix-multiply kernels want full optimisation and fused multiply-add
+$(BUILD)/runtime/gemm.o: OPT = -O3 -ffp-contract=fast
 
 $(EXT): $(OBJ)
 	$(CC) -shared $(OBJ) -o $@ $(LLVM_LIBS) -ldl -lm $(EXTRA_LDFLAGS)

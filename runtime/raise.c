@@ -64,6 +64,7 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_buffer_alloc", (void *)rt_buffer_alloc}, {"rt_raise_index", (void *)rt_raise_index},
         {"rt_raise_zerodiv", (void *)rt_raise_zerodiv}, {"rt_raise_shape", (void *)rt_raise_shape},
         {"rt_raise_value", (void *)rt_raise_value}, {"rt_ipow", (void *)rt_ipow},
+        {"rt_gemm_f64", (void *)rt_gemm_f64}, {"rt_gemm_f32", (void *)rt_gemm_f32},
     };
     *count = (int)(sizeof syms / sizeof syms[0]);
     return syms;

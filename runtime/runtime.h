@@ -81,6 +81,12 @@ int rt_raise_zerodiv(RtCtx *ctx, const char *file, int line, int is_mod);
 int rt_raise_shape(RtCtx *ctx, const char *file, int line, int64_t a, int64_t b, int64_t axis);
 int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which);
 
+/* C (m x n, C-contiguous, overwritten) = A (m x k) @ B (k x n), strides of A and B in bytes (gemm.c). */
+void rt_gemm_f64(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0, int64_t sb1, double *C,
+                 int64_t m, int64_t n, int64_t k);
+void rt_gemm_f32(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0, int64_t sb1, float *C,
+                 int64_t m, int64_t n, int64_t k);
+
 /* Messages for rt_raise_value, by code. */
 enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
        RT_VAL_TOO_BIG, RT_VAL_NEG_POWER };

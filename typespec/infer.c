@@ -168,7 +168,7 @@ static IrNode *elem_binop(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 IrNode *ts_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r)
 {
     if (!l || !r) return NULL;
-    if (op == IR_OP_MATMUL) TS_ERR(ts, pos, "the @ operator (matrix multiply) is not built yet");
+    if (op == IR_OP_MATMUL) return ts_matmul(ts, pos, l, r, false);
     if (ts_is_array(l) || ts_is_array(r)) {
         if ((l->type->kind != IR_TY_ARRAY && l->type->kind != IR_TY_SCALAR) ||
             (r->type->kind != IR_TY_ARRAY && r->type->kind != IR_TY_SCALAR))

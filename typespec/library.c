@@ -449,6 +449,14 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
         !strcmp(name, "empty_like") || !strcmp(name, "zeros_like") || !strcmp(name, "ones_like") || !strcmp(name, "full_like"))
         return call_constructor(ts, a, name);
     if (!strcmp(name, "arange")) return call_arange(ts, a);
+    if (!strcmp(name, "dot") || !strcmp(name, "matmul")) {
+        if (!check_args(ts, a, name, 2, 2)) return NULL;
+        return ts_matmul(ts, pos, a->pos[0], a->pos[1], name[0] == 'd');
+    }
+    if (!strcmp(name, "outer")) {
+        if (!check_args(ts, a, name, 2, 2)) return NULL;
+        return ts_outer(ts, pos, a->pos[0], a->pos[1]);
+    }
     if (!strcmp(name, "copy")) {
         if (!check_args(ts, a, name, 1, 1)) return NULL;
         if (a->pos[0]->type->kind != IR_TY_ARRAY) return a->pos[0];
@@ -506,6 +514,10 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
         return astype(ts, pos, recv, dt);
     }
     if (!strcmp(name, "copy")) return astype(ts, pos, recv, recv->type->dtype);
+    if (!strcmp(name, "dot")) {
+        if (!check_args(ts, a, name, 2, 2)) return NULL;
+        return ts_matmul(ts, pos, recv, a->pos[1], true);
+    }
     if (!strcmp(name, "transpose") && a->npos == 1) return ts_attr(ts, &(IrNode){.kind = IR_ATTR, .pos = pos, .u.attr = {(IrNode *)a->call->u.call.args[0], "T"}});
     TS_ERR(ts, pos, "array method %s() is not supported", name);
 }

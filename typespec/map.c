@@ -100,6 +100,13 @@ static IrNode *elem_cast(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     return ts_cast(ts, e[0], (IrType *)env);
 }
 
+IrNode *ts_cast_array(Ts *ts, IrPos pos, IrNode *x, IrDtype dt)
+{
+    if (!x || x->type->dtype == dt) return x;
+    IrNode *in[1] = {x};
+    return ts_make_map(ts, pos, in, 1, elem_cast, ir_type_scalar(dt));
+}
+
 /* Reduce x with op. axis -1 reduces everything to a scalar of type acc; otherwise the result is an array
  * without that axis (keepdims: with it, of size 1). The input is converted to acc elementwise first, a map the
  * backend fuses into the reduction's loop. */

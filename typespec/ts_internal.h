@@ -65,6 +65,11 @@ IrNode *ts_make_alloc(Ts *ts, IrPos pos, IrDtype dt, IrNode **dims, int ndim);
 IrNode *ts_make_fill(Ts *ts, IrPos pos, IrNode *alloc, IrNode *value);
 IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bool keepdims, IrType *acc);
 IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr);
+IrNode *ts_cast_array(Ts *ts, IrPos pos, IrNode *x, IrDtype dt); /* x.astype(dt), or x itself */
+
+/* linalg.c */
+IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot);
+IrNode *ts_outer(Ts *ts, IrPos pos, IrNode *a, IrNode *b);
 
 /* library.c: calls of builtins, math, numpy, methods and user functions */
 IrNode *ts_call(Ts *ts, const IrNode *n);

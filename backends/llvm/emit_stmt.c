@@ -161,8 +161,7 @@ LLVMValueRef cg_expr(Cg *cg, const IrNode *n)
     case IR_IFEXP: return cg_ifexp(cg, n);
     case IR_CALL:
         if (n->u.call.ckind == IR_CALLEE_FUNC) return cg_call_user(cg, n);
-        if (n->u.call.ckind == IR_CALLEE_INTRINSIC && strcmp(n->u.call.name, "transpose") == 0)
-            return cg_transpose(cg, cg_expr(cg, n->u.call.args[0]), n->type->ndim);
+        if (n->u.call.ckind == IR_CALLEE_INTRINSIC) return cg_intrinsic(cg, n);
         break;
     case IR_INDEX: return cg_index(cg, n);
     case IR_TUPLE: {

@@ -1,0 +1,78 @@
+/* linalg.c: np.dot, np.matmul, the @ operator, np.outer. Float matrix products call the runtime's blocked GEMM
+ * kernel (an IR intrinsic, "matmul"); every other case is a map fused into a reduction, so no temporary is
+ * made: a vector dot product is reduce(add, map(*, a, b)). */
+#include "ts_internal.h"
+
+static IrNode *elem_mul(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    return ts_scalar_binop(ts, pos, IR_OP_MUL, e[0], e[1]);
+}
+
+/* x viewed with new axes: spec is a string over x's axes and new ones, ':' for an axis of x, 'n' for a new
+ * axis of size 1 ("::n" is x[:, :, None]). */
+static IrNode *with_new_axes(Ts *ts, IrPos pos, IrNode *x, const char *spec)
+{
+    int n = 0;
+    while (spec[n]) n++;
+    IrNode *v = ir_node(ts->a, IR_INDEX, pos);
+    v->u.index.base = x;
+    v->u.index.n = n;
+    v->u.index.items = ir_nodes(ts->a, n);
+    for (int i = 0; i < n; i++) {
+        IrNode *it = ir_node(ts->a, spec[i] == ':' ? IR_SLICE : IR_CONST, pos);
+        it->type = spec[i] == ':' ? ir_type_slice() : ir_type_none();
+        v->u.index.items[i] = it;
+    }
+    v->type = ir_type_array(x->type->dtype, n, IR_LAYOUT_ANY);
+    return v;
+}
+
+IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot)
+{
+    if (!a || !b) return NULL;
+    if (a->type->kind == IR_TY_SCALAR || b->type->kind == IR_TY_SCALAR) {
+        if (is_dot) return ts_binop(ts, pos, IR_OP_MUL, a, b);
+        TS_ERR(ts, pos, "matmul: operands must be arrays, not scalars (use *)");
+    }
+    if (a->type->kind != IR_TY_ARRAY || b->type->kind != IR_TY_ARRAY)
+        TS_ERR(ts, pos, "matrix product of %s and %s", ts_type_name(a->type), ts_type_name(b->type));
+    int na = a->type->ndim, nb = b->type->ndim;
+    if (na > 2 || nb > 2) TS_ERR(ts, pos, "matrix products of arrays with more than 2 dimensions are not supported yet");
+    IrType *t = ts_promote(ir_type_scalar(a->type->dtype), ir_type_scalar(b->type->dtype));
+    IrDtype dt = t->dtype == IR_DT_BOOL ? IR_DT_BOOL : t->dtype;
+    IrNode *in[2] = {a, b};
+    if (na == 1 && nb == 1)
+        return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), -1, false, ir_type_scalar(dt));
+    if (na == 2 && nb == 1)
+        return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), 1, false, ir_type_scalar(dt));
+    if (na == 1 && nb == 2) {
+        in[0] = with_new_axes(ts, pos, a, ":n");
+        return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), 0, false, ir_type_scalar(dt));
+    }
+    if (ir_dtype_is_float(dt)) {
+        IrNode *call = ir_node(ts->a, IR_CALL, pos);
+        call->u.call.ckind = IR_CALLEE_INTRINSIC;
+        call->u.call.name = "matmul";
+        call->u.call.nargs = 2;
+        call->u.call.args = ir_nodes(ts->a, 2);
+        call->u.call.args[0] = ts_cast_array(ts, pos, a, dt);
+        call->u.call.args[1] = ts_cast_array(ts, pos, b, dt);
+        if (!call->u.call.args[0] || !call->u.call.args[1]) return NULL;
+        call->type = ir_type_array(dt, 2, IR_LAYOUT_C);
+        return call;
+    }
+    /* integers: C[i, j] = sum_k A[i, k] * B[k, j] as one fused map-reduce over (i, k, j) */
+    in[0] = with_new_axes(ts, pos, a, "::n");
+    in[1] = with_new_axes(ts, pos, b, "n::");
+    return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), 1, false, ir_type_scalar(dt));
+}
+
+/* np.outer(a, b): both flattened, result[i, j] = a[i] * b[j] */
+IrNode *ts_outer(Ts *ts, IrPos pos, IrNode *a, IrNode *b)
+{
+    if (!a || !b) return NULL;
+    if (a->type->kind != IR_TY_ARRAY || b->type->kind != IR_TY_ARRAY || a->type->ndim != 1 || b->type->ndim != 1)
+        TS_ERR(ts, pos, "numpy.outer() of arrays other than 1-D is not supported yet");
+    IrNode *in[2] = {with_new_axes(ts, pos, a, ":n"), b};
+    return ts_make_map(ts, pos, in, 2, elem_mul, NULL);
+}
