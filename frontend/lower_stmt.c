@@ -436,14 +436,40 @@ static bool reject_param_kind(FeCtx *c, PyObject *args, const char *field, const
     return true;
 }
 
+static bool is_constant(const IrNode *n)
+{
+    if (n->kind == IR_CONST) return true;
+    if (n->kind == IR_UNOP && n->u.unop.op == IR_UOP_NEG) return is_constant(n->u.unop.operand);
+    if (n->kind != IR_TUPLE) return false;
+    for (int i = 0; i < n->u.tuple.n; i++)
+        if (!is_constant(n->u.tuple.items[i])) return false;
+    return true;
+}
+
+/* Default values: constants (numbers, bools, None, tuples of them), fixed when the function is compiled. */
+static bool lower_defaults(FeCtx *c, PyObject *args)
+{
+    PyObject *defaults = fe_list(c, args, "defaults");
+    if (!defaults) return false;
+    int n = (int)PyList_GET_SIZE(defaults);
+    c->f->defaults = ir_nodes(c->a, n);
+    for (int k = 0; k < n; k++) {
+        IrNode *v = fe_lower_expr(c, PyList_GET_ITEM(defaults, k));
+        if (!v) return false;
+        if (!is_constant(v)) return fe_error(c, v->pos, "default argument values must be constants (numbers, bools, None or tuples of them)") != NULL;
+        c->f->defaults[k] = v;
+    }
+    c->f->ndefaults = n;
+    return true;
+}
+
 static bool lower_params(FeCtx *c, PyObject *fdef)
 {
     PyObject *args = fe_get(c, fdef, "args");
     if (!args) return false;
     if (reject_param_kind(c, args, "vararg", "unsupported syntax: *args parameter") ||
         reject_param_kind(c, args, "kwarg", "unsupported syntax: **kwargs parameter") ||
-        reject_param_kind(c, args, "kwonlyargs", "keyword-only parameters are not supported") ||
-        reject_param_kind(c, args, "defaults", "default argument values are not supported yet"))
+        reject_param_kind(c, args, "kwonlyargs", "keyword-only parameters are not supported"))
         return false;
     PyObject *posonly = fe_list(c, args, "posonlyargs"), *plain = posonly ? fe_list(c, args, "args") : NULL;
     if (!plain) return false;
@@ -457,7 +483,7 @@ static bool lower_params(FeCtx *c, PyObject *fdef)
         if (PySet_Add(c->locals, id) < 0) return fe_py_error(c) != NULL;
         c->f->params[c->f->nparams++] = ir_func_var(c->f, name);
     }
-    return true;
+    return lower_defaults(c, args);
 }
 
 static bool is_docstring(FeCtx *c, PyObject *s)

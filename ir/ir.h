@@ -106,7 +106,7 @@ typedef enum {
     IR_MATH_LOG1P, IR_MATH_SIN, IR_MATH_COS, IR_MATH_TAN, IR_MATH_ASIN, IR_MATH_ACOS, IR_MATH_ATAN,
     IR_MATH_SINH, IR_MATH_COSH, IR_MATH_TANH, IR_MATH_ASINH, IR_MATH_ACOSH, IR_MATH_ATANH,
     IR_MATH_FLOOR, IR_MATH_CEIL, IR_MATH_TRUNC, IR_MATH_RINT, IR_MATH_FABS, IR_MATH_CBRT,
-    IR_MATH_ISNAN, IR_MATH_ISINF, IR_MATH_ISFINITE,
+    IR_MATH_ISNAN, IR_MATH_ISINF, IR_MATH_ISFINITE, IR_MATH_ERF, IR_MATH_ERFC, IR_MATH_GAMMA, IR_MATH_LGAMMA,
     /* two arguments */
     IR_MATH_ATAN2, IR_MATH_HYPOT, IR_MATH_POW, IR_MATH_FMOD, IR_MATH_COPYSIGN,
     IR_MATH_COUNT
@@ -251,6 +251,8 @@ struct IrFunc {
     int line;
     IrVar **params;
     int nparams;
+    IrNode **defaults;   /* constant default values of the last ndefaults params (untyped IR) */
+    int ndefaults;
     IrVar **vars;        /* every variable of the function, params first; vars[i]->id == i */
     int nvars;
     int cap_vars;

@@ -72,19 +72,21 @@ done:
 static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     LkDispatcher *d = (LkDispatcher *)self;
-    if (kwargs && PyDict_GET_SIZE(kwargs)) return PyObject_Call(PyObject_GetAttrString(self, "_call_slow"), args, kwargs);
     unsigned char key[LK_KEY_MAX];
     int len = 0;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (lk_key_arg(PyTuple_GET_ITEM(args, i), key, &len) < 0) {
-            /* lists to convert, or a type to name in a TypeError: the slow path does both */
-            PyObject *slow = PyObject_GetAttrString(self, "_call_slow");
-            if (!slow) return NULL;
-            PyObject *r = PyObject_Call(slow, args, NULL);
-            Py_DECREF(slow);
-            return r;
-        }
+    if (!d->untyped && lk_ensure_untyped(d) < 0) return NULL;
+    bool slow = (kwargs && PyDict_GET_SIZE(kwargs)) || n != d->nparams;
+    for (Py_ssize_t i = 0; i < n && !slow; i++)
+        if (lk_key_arg(PyTuple_GET_ITEM(args, i), key, &len) < 0) slow = true;
+    if (slow) {
+        /* keywords, defaults, lists to convert, or a type to name in a TypeError: the slow path does these */
+        PyObject *slow_path = PyObject_GetAttrString(self, "_call_slow");
+        if (!slow_path) return NULL;
+        PyObject *r = PyObject_Call(slow_path, args, kwargs);
+        Py_DECREF(slow_path);
+        return r;
+    }
     LkSpec *s = find_spec(d, key, len);
     if (!s) {
         s = lk_compile(d, args, 0);

@@ -125,6 +125,7 @@ static const MathName math_names[] = {
     {"rint", IR_MATH_RINT}, {"fabs", IR_MATH_FABS}, {"cbrt", IR_MATH_CBRT}, {"isnan", IR_MATH_ISNAN},
     {"isinf", IR_MATH_ISINF}, {"isfinite", IR_MATH_ISFINITE}, {"atan2", IR_MATH_ATAN2}, {"arctan2", IR_MATH_ATAN2},
     {"hypot", IR_MATH_HYPOT}, {"pow", IR_MATH_POW}, {"fmod", IR_MATH_FMOD}, {"copysign", IR_MATH_COPYSIGN},
+    {"erf", IR_MATH_ERF}, {"erfc", IR_MATH_ERFC}, {"gamma", IR_MATH_GAMMA}, {"lgamma", IR_MATH_LGAMMA},
 };
 
 static bool lookup_math(const char *name, IrMathFn *fn)
@@ -137,6 +138,14 @@ static bool lookup_math(const char *name, IrMathFn *fn)
     return false;
 }
 
+/* degrees(x) = x * (180 / pi); radians(x) = x * (pi / 180). force: the float type (math: float64). */
+static IrNode *angle_convert(Ts *ts, IrPos pos, IrNode *x, bool to_degrees, IrType *force)
+{
+    IrType *ft = force ? force : float_of(ts_elem_type(x->type));
+    IrNode *k = ir_const_float(ts->a, pos, ir_type_weak(IR_DT_FLOAT64), to_degrees ? 57.29577951308232 : 0.017453292519943295);
+    return ts_binop(ts, pos, IR_OP_MUL, ts_is_array(x) ? ts_cast_array(ts, pos, x, ft->dtype) : ts_cast(ts, x, ft), k);
+}
+
 /* math.f(x): Python floats in and out (math.floor/ceil/trunc give ints). */
 static IrNode *call_math_module(Ts *ts, Args *a, const char *name)
 {
@@ -146,6 +155,10 @@ static IrNode *call_math_module(Ts *ts, Args *a, const char *name)
         if (a->pos[i]->type->kind != IR_TY_SCALAR)
             TS_ERR(ts, pos, "math.%s() needs scalars, not %s (use numpy.%s for arrays)", name, ts_type_name(a->pos[i]->type), name);
     IrMathFn fn;
+    if (!strcmp(name, "degrees") || !strcmp(name, "radians")) {
+        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        return angle_convert(ts, pos, a->pos[0], name[0] == 'd', f64);
+    }
     if (strcmp(name, "log") == 0 && a->npos == 2) {
         IrNode *num = ts_math(ts, pos, IR_MATH_LOG, &a->pos[0], 1, f64);
         IrNode *den = ts_math(ts, pos, IR_MATH_LOG, &a->pos[1], 1, f64);
@@ -359,6 +372,22 @@ static IrNode *call_arange(Ts *ts, Args *a)
 
 /* ---------------- builtins ---------------- */
 
+/* Python's min(a, b) is a unless b < a (max: unless b > a): with a NaN the first argument wins. */
+static IrNode *python_minmax(Ts *ts, IrPos pos, bool is_max, IrNode *a, IrNode *b)
+{
+    if (a->type->kind != IR_TY_SCALAR || b->type->kind != IR_TY_SCALAR)
+        TS_ERR(ts, pos, "%s() needs numbers, not %s and %s", is_max ? "max" : "min", ts_type_name(a->type), ts_type_name(b->type));
+    IrType *t = ts_promote(a->type, b->type);
+    a = ts_reuse(ts, ts_cast(ts, a, t));
+    b = ts_reuse(ts, ts_cast(ts, b, t));
+    IrNode *r = ir_node(ts->a, IR_IFEXP, pos);
+    r->type = t;
+    r->u.ifexp.cond = ts_compare(ts, pos, is_max ? IR_CMP_GT : IR_CMP_LT, b, a);
+    r->u.ifexp.then = b;
+    r->u.ifexp.orelse = a;
+    return r->u.ifexp.cond ? r : NULL;
+}
+
 static IrNode *call_minmax(Ts *ts, Args *a, bool is_max, bool numpy_elementwise)
 {
     IrPos pos = a->call->pos;
@@ -376,7 +405,7 @@ static IrNode *call_minmax(Ts *ts, Args *a, bool is_max, bool numpy_elementwise)
                 g->u.tuple_get.tuple = x;
                 g->u.tuple_get.k = i;
                 g->type = x->type->elems[i];
-                acc = acc ? ts_scalar_binop(ts, pos, is_max ? IR_OP_MAX : IR_OP_MIN, acc, g) : g;
+                acc = acc ? python_minmax(ts, pos, is_max, acc, g) : g;
             }
             return acc;
         }
@@ -388,7 +417,8 @@ static IrNode *call_minmax(Ts *ts, Args *a, bool is_max, bool numpy_elementwise)
         if (ts_is_array(acc) || ts_is_array(a->pos[i])) {
             if (!numpy_elementwise) TS_ERR(ts, pos, "%s() of arrays is ambiguous: use np.%simum", is_max ? "max" : "min", is_max ? "max" : "min");
         }
-        acc = ts_binop(ts, pos, is_max ? IR_OP_MAX : IR_OP_MIN, acc, a->pos[i]);
+        acc = numpy_elementwise ? ts_binop(ts, pos, is_max ? IR_OP_MAX : IR_OP_MIN, acc, a->pos[i])
+                                : python_minmax(ts, pos, is_max, acc, a->pos[i]);
         if (!acc) return NULL;
     }
     return acc;
@@ -465,6 +495,10 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     if (!strcmp(name, "abs") || !strcmp(name, "absolute")) {
         if (!check_args(ts, a, name, 1, 1)) return NULL;
         return ts_unop(ts, pos, IR_UOP_ABS, a->pos[0]);
+    }
+    if (!strcmp(name, "degrees") || !strcmp(name, "radians") || !strcmp(name, "deg2rad") || !strcmp(name, "rad2deg")) {
+        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        return angle_convert(ts, pos, a->pos[0], !strcmp(name, "degrees") || !strcmp(name, "rad2deg"), NULL);
     }
     if (!strcmp(name, "negative")) {
         if (!check_args(ts, a, name, 1, 1)) return NULL;
@@ -546,6 +580,8 @@ static IrNode *call_user(Ts *ts, Args *a)
     }
     IrType **types = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)(np ? np : 1));
     for (int i = 0; i < np; i++) {
+        int d = i - (np - callee->ndefaults);
+        if (!args[i] && d >= 0 && !(args[i] = ts_expr(ts, callee->defaults[d]))) return NULL;
         if (!args[i]) TS_ERR(ts, n->pos, "%s() is missing the argument '%s'", callee->name, callee->params[i]->name);
         types[i] = args[i]->type;
     }

@@ -305,6 +305,10 @@ static const char *libm_name(IrMathFn f)
     case IR_MATH_ATAN2: return "atan2";
     case IR_MATH_HYPOT: return "hypot";
     case IR_MATH_FMOD: return "fmod";
+    case IR_MATH_ERF: return "erf";
+    case IR_MATH_ERFC: return "erfc";
+    case IR_MATH_GAMMA: return "tgamma";
+    case IR_MATH_LGAMMA: return "lgamma";
     default: return NULL;
     }
 }

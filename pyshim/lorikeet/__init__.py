@@ -42,32 +42,28 @@ class Dispatcher(_lorikeet.Dispatcher):
         return _lorikeet.lower(fdef, env, filename, line_offset)
 
     def _call_slow(self, *args, **kwargs):
-        """Keyword arguments, lists (converted to arrays) and unsupported types (a TypeError naming the parameter)."""
-        params = list(inspect.signature(self.py_func).parameters)
-        if kwargs:
-            try:
-                bound = inspect.signature(self.py_func).bind(*args, **kwargs)
-            except TypeError as e:
-                raise TypeError(f"{self.py_func.__name__}(): {e}") from None
-            args = bound.args
-        converted = list(args)
-        import numpy as np
-
+        """Keyword arguments, default values, lists (converted to arrays), and unsupported argument types
+        (a TypeError naming the parameter)."""
+        try:
+            bound = inspect.signature(self.py_func).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.py_func.__name__}(): {e}") from None
+        bound.apply_defaults()
+        args = list(bound.args)
+        names = list(bound.signature.parameters)
         for i, a in enumerate(args):
             if isinstance(a, list):
+                import numpy as np
+
                 try:
-                    converted[i] = np.asarray(a)
+                    arr = np.asarray(a)
                 except Exception:
-                    name = params[i] if i < len(params) else f"#{i}"
-                    raise TypeError(f"argument '{name}': the list cannot be converted to an array") from None
-                if converted[i].dtype == object or converted[i].ndim == 0:
-                    name = params[i] if i < len(params) else f"#{i}"
-                    raise TypeError(f"argument '{name}': only lists of numbers (converted to arrays) are supported")
-        args = tuple(converted)
-        if any(isinstance(a, list) for a in args) or kwargs or args != tuple(converted):
-            return self(*args)
-        # not a list: compiling names the parameter whose type is unsupported (or compiles, if it can)
-        self._compile(args)
+                    arr = None
+                if arr is None or arr.dtype == object or arr.ndim == 0 or arr.dtype.kind not in "biuf":
+                    raise TypeError(f"argument '{names[i]}': only lists of numbers (converted to arrays) are supported")
+                args[i] = arr
+        args = tuple(args)
+        self._compile(args)  # names the parameter whose type is unsupported, or compiles
         return self(*args)
 
     def inspect_types(self, *args):
