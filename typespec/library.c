@@ -532,6 +532,10 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
             return a->pos[0]; /* NumPy 2 keeps integer dtypes for these */
         return ts_math(ts, pos, fn, a->pos, a->npos, NULL);
     }
+    bool handled;
+    const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : raw_kw(a->call, "decimals");
+    IrNode *r = ts_numpy_elementwise(ts, pos, name, a->pos, a->npos, decimals, &handled);
+    if (handled) return r;
     TS_ERR(ts, pos, "numpy.%s is not supported", name);
 }
 
@@ -551,6 +555,11 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
     if (!strcmp(name, "dot")) {
         if (!check_args(ts, a, name, 2, 2)) return NULL;
         return ts_matmul(ts, pos, recv, a->pos[1], true);
+    }
+    if (!strcmp(name, "clip") || !strcmp(name, "round")) {
+        bool handled;
+        const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : raw_kw(a->call, "decimals");
+        return ts_numpy_elementwise(ts, pos, name, a->pos, a->npos, decimals, &handled);
     }
     if (!strcmp(name, "transpose") && a->npos == 1) return ts_attr(ts, &(IrNode){.kind = IR_ATTR, .pos = pos, .u.attr = {(IrNode *)a->call->u.call.args[0], "T"}});
     TS_ERR(ts, pos, "array method %s() is not supported", name);

@@ -67,6 +67,10 @@ IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bo
 IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr);
 IrNode *ts_cast_array(Ts *ts, IrPos pos, IrNode *x, IrDtype dt); /* x.astype(dt), or x itself */
 
+/* ufuncs.c: NumPy elementwise functions beyond the operators; *handled false when name is not one of them */
+IrNode *ts_numpy_elementwise(Ts *ts, IrPos pos, const char *name, IrNode **args, int n, const IrNode *decimals_node,
+                             bool *handled);
+
 /* linalg.c */
 IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot);
 IrNode *ts_outer(Ts *ts, IrPos pos, IrNode *a, IrNode *b);

@@ -282,6 +282,8 @@ static const char *math_intrinsic(IrMathFn f)
     case IR_MATH_FABS: return "llvm.fabs";
     case IR_MATH_POW: return "llvm.pow";
     case IR_MATH_COPYSIGN: return "llvm.copysign";
+    case IR_MATH_FMIN: return "llvm.minnum";
+    case IR_MATH_FMAX: return "llvm.maxnum";
     default: return NULL;
     }
 }
