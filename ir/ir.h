@@ -116,7 +116,8 @@ int ir_math_arity(IrMathFn f);
 
 typedef enum {
     IR_RED_ADD, IR_RED_MUL, IR_RED_MIN, IR_RED_MAX, IR_RED_AND, IR_RED_OR,
-    IR_RED_ARGMIN, IR_RED_ARGMAX,
+    IR_RED_ARGMIN, IR_RED_ARGMAX,  /* the int64 index of the first min/max (NaN counts as the extreme) */
+    IR_RED_NANMIN, IR_RED_NANMAX,  /* min/max ignoring NaN (all NaN gives NaN) */
 } IrReduceOp;
 
 typedef enum {

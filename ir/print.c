@@ -39,7 +39,7 @@ static const char *cmp_sym(IrCmpOp op)
 
 static const char *reduce_name(IrReduceOp op)
 {
-    static const char *s[] = {"add", "mul", "min", "max", "and", "or", "argmin", "argmax"};
+    static const char *s[] = {"add", "mul", "min", "max", "and", "or", "argmin", "argmax", "nanmin", "nanmax"};
     return s[op];
 }
 

@@ -185,6 +185,23 @@ static IrType *sum_type(IrDtype dt)
 
 static IrNode *elem_truth(Ts *ts, IrPos pos, IrNode **e, int n, void *env) { return ts_truth(ts, e[0]); }
 
+static IrNode *elem_nan_to_zero(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    IrNode *isnan = ts_math(ts, pos, IR_MATH_ISNAN, e, 1, NULL);
+    IrNode *r = ir_node(ts->a, IR_IFEXP, pos);
+    r->type = e[0]->type;
+    r->u.ifexp.cond = isnan;
+    r->u.ifexp.then = ir_const_float(ts->a, pos, e[0]->type, 0.0);
+    r->u.ifexp.orelse = e[0];
+    return isnan ? r : NULL;
+}
+
+static IrNode *elem_sqdiff(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    IrNode *d = ts_scalar_binop(ts, pos, IR_OP_SUB, e[0], e[1]);
+    return ts_scalar_binop(ts, pos, IR_OP_MUL, d, d);
+}
+
 /* np.sum(x, axis=None, keepdims=False) and friends; x may be a method's receiver. */
 static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
 {
@@ -224,18 +241,45 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         IrNode *t = dt == IR_DT_BOOL ? x : ts_make_map(ts, pos, in, 1, elem_truth, NULL);
         return ts_make_reduce(ts, pos, name[1] == 'l' ? IR_RED_AND : IR_RED_OR, t, (int)axis, keepdims, ir_type_scalar(IR_DT_BOOL));
     }
+    if (!strcmp(name, "argmin") || !strcmp(name, "argmax")) {
+        if (keepdims) TS_ERR(ts, pos, "%s(keepdims=True) is not supported", name);
+        return ts_make_reduce(ts, pos, name[3] == 'm' && name[4] == 'i' ? IR_RED_ARGMIN : IR_RED_ARGMAX, x, (int)axis, false, ir_type_scalar(dt));
+    }
+    if (!strcmp(name, "nanmin") || !strcmp(name, "nanmax")) {
+        bool is_max = name[4] == 'a';
+        if (!ir_dtype_is_float(dt)) return ts_make_reduce(ts, pos, is_max ? IR_RED_MAX : IR_RED_MIN, x, (int)axis, keepdims, ir_type_scalar(dt));
+        return ts_make_reduce(ts, pos, is_max ? IR_RED_NANMAX : IR_RED_NANMIN, x, (int)axis, keepdims, ir_type_scalar(dt));
+    }
+    if (!strcmp(name, "nansum")) {
+        if (!ir_dtype_is_float(dt)) return ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, sum_type(dt));
+        IrNode *in[1] = {x};
+        IrNode *zeroed = ts_make_map(ts, pos, in, 1, elem_nan_to_zero, NULL);
+        return ts_make_reduce(ts, pos, IR_RED_ADD, zeroed, (int)axis, keepdims, ir_type_scalar(dt));
+    }
+    if (!strcmp(name, "var") || !strcmp(name, "std")) {
+        int64_t ddof = 0;
+        const IrNode *dd = raw_kw(a->call, "ddof");
+        if (dd && !const_int_node(dd, &ddof)) TS_ERR(ts, pos, "%s(): ddof must be a constant integer", name);
+        IrType *acc = float_of(ir_type_scalar(dt));
+        x = ts_reuse(ts, ts_cast_array(ts, pos, x, acc->dtype));
+        /* mean with keepdims, so it broadcasts against x */
+        IrNode *count = axis < 0 ? ts_array_size(ts, pos, x) : ts_dim(ts, pos, x, (int)axis);
+        count = ts_reuse(ts, count);
+        IrNode *m = ts_binop(ts, pos, IR_OP_DIV, ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, true, acc), ts_cast(ts, count, acc));
+        m = ts_reuse(ts, m);
+        IrNode *in[2] = {x, m};
+        IrNode *sq = ts_make_map(ts, pos, in, 2, elem_sqdiff, NULL);
+        IrNode *ss = ts_make_reduce(ts, pos, IR_RED_ADD, sq, (int)axis, keepdims, acc);
+        IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof));
+        IrNode *var = ts_binop(ts, pos, IR_OP_DIV, ss, ts_cast(ts, dof, acc));
+        if (name[0] == 'v') return var;
+        return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
+    }
     if (strcmp(name, "mean") == 0) {
         IrType *acc = float_of(ir_type_scalar(dt));
         x = ts_reuse(ts, x);
         IrNode *count;
-        if (axis < 0) {
-            count = ts_array_size(ts, pos, x);
-        } else {
-            count = ir_node(ts->a, IR_ARRAY_DIM, pos);
-            count->type = ir_type_scalar(IR_DT_INT64);
-            count->u.array_dim.array = x;
-            count->u.array_dim.axis = (int)axis;
-        }
+        count = axis < 0 ? ts_array_size(ts, pos, x) : ts_dim(ts, pos, x, (int)axis);
         IrNode *s = ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, acc);
         IrNode *c = ts_cast(ts, count, acc);
         return ts_binop(ts, pos, IR_OP_DIV, s, c);
@@ -245,7 +289,8 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
 
 static bool is_reduction(const char *name)
 {
-    static const char *names[] = {"sum", "prod", "min", "max", "amin", "amax", "mean", "all", "any"};
+    static const char *names[] = {"sum", "prod", "min", "max", "amin", "amax", "mean", "all", "any", "argmin", "argmax",
+                                  "nanmin", "nanmax", "nansum", "var", "std"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], name) == 0) return true;
     return false;

@@ -82,6 +82,15 @@ IrNode *ts_make_fill(Ts *ts, IrPos pos, IrNode *alloc, IrNode *value)
     return ts_make_map_into(ts, pos, alloc, in, 1, NULL, NULL);
 }
 
+IrNode *ts_dim(Ts *ts, IrPos pos, IrNode *arr, int axis)
+{
+    IrNode *d = ir_node(ts->a, IR_ARRAY_DIM, pos);
+    d->type = ir_type_scalar(IR_DT_INT64);
+    d->u.array_dim.array = arr;
+    d->u.array_dim.axis = axis;
+    return d;
+}
+
 IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr)
 {
     IrNode *size = ts_i64(ts, pos, 1);

@@ -280,7 +280,9 @@ typedef struct MapIn {
     IrReduceOp red_op;
     LLVMValueRef acc;                  /* reduce to scalar: the accumulator's alloca */
     int red_axis;                      /* reduce along an axis: that axis (out has the others) */
-    enum { SINK_STORE, SINK_REDUCE_ALL, SINK_REDUCE_AXIS } sink;
+    LLVMValueRef arg_index;            /* argmin/argmax over everything: the index's alloca */
+    LLVMValueRef best;                 /* argmin/argmax along an axis: the array of best values so far */
+    enum { SINK_STORE, SINK_REDUCE_ALL, SINK_REDUCE_AXIS, SINK_ARG_ALL, SINK_ARG_AXIS } sink;
 } MapIn;
 
 static bool prepare_inputs(Cg *cg, MapIn *m, const IrNode *map, LLVMValueRef *out_dims, int out_ndim)
@@ -374,7 +376,9 @@ static LLVMValueRef red_identity(Cg *cg, IrReduceOp op, IrDtype dt)
         if (fl) return LLVMConstReal(t, -__builtin_inf());
         if (dt == IR_DT_BOOL) return LLVMConstNull(t);
         return sg ? LLVMConstInt(t, 1ULL << (bits - 1), 0) : LLVMConstNull(t);
-    case IR_RED_ARGMIN: case IR_RED_ARGMAX: break;
+    case IR_RED_ARGMIN: return red_identity(cg, IR_RED_MIN, dt);
+    case IR_RED_ARGMAX: return red_identity(cg, IR_RED_MAX, dt);
+    case IR_RED_NANMIN: case IR_RED_NANMAX: return fl ? LLVMConstReal(t, __builtin_nan("")) : red_identity(cg, op == IR_RED_NANMIN ? IR_RED_MIN : IR_RED_MAX, dt);
     }
     return LLVMConstNull(t);
 }
@@ -391,14 +395,61 @@ static LLVMValueRef red_combine(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef 
     case IR_RED_MAX: fake.u.binop.op = IR_OP_MAX; break;
     case IR_RED_AND: return LLVMBuildAnd(cg->b, a, x, "");
     case IR_RED_OR: return LLVMBuildOr(cg->b, a, x, "");
+    case IR_RED_NANMIN: case IR_RED_NANMAX: {
+        if (!ir_dtype_is_float(dt)) {
+            fake.u.binop.op = op == IR_RED_NANMIN ? IR_OP_MIN : IR_OP_MAX;
+            break;
+        }
+        LLVMValueRef args[2] = {a, x};
+        return cg_call_intrinsic(cg, op == IR_RED_NANMIN ? "llvm.minnum" : "llvm.maxnum", LLVMTypeOf(a), args, 2);
+    }
     case IR_RED_ARGMIN: case IR_RED_ARGMAX: return a;
     }
     return cg_binop(cg, &fake, a, x);
 }
 
+/* argmax: x beats best if greater, or if it is the first NaN; argmin likewise with less. */
+static LLVMValueRef arg_better(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef x, LLVMValueRef best)
+{
+    LLVMValueRef beats = cg_compare(cg, op == IR_RED_ARGMAX ? IR_CMP_GT : IR_CMP_LT, dt, x, best);
+    if (!ir_dtype_is_float(dt)) return beats;
+    LLVMValueRef x_nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, x, x, "");
+    LLVMValueRef best_num = LLVMBuildFCmp(cg->b, LLVMRealORD, best, best, "");
+    return LLVMBuildOr(cg->b, beats, LLVMBuildAnd(cg->b, x_nan, best_num, ""), "");
+}
+
 static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueRef *idx)
 {
+    IrDtype in_dt = m->map->u.map.body->type->dtype;
     switch (m->sink) {
+    case SINK_ARG_ALL: {
+        LLVMValueRef lin = flat;
+        if (!lin) {
+            lin = idx[0];
+            for (int d = 1; d < m->ndim; d++) lin = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, lin, m->dims[d], ""), idx[d], "");
+        }
+        LLVMValueRef best = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
+        LLVMValueRef better = arg_better(cg, m->red_op, in_dt, v, best);
+        LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, better, v, best, ""), m->acc);
+        LLVMValueRef bi = LLVMBuildLoad2(cg->b, cg->i64, m->arg_index, "");
+        LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, better, lin, bi, ""), m->arg_index);
+        return;
+    }
+    case SINK_ARG_AXIS: {
+        LLVMValueRef oidx[MAX_DIMS];
+        int o = 0;
+        for (int d = 0; d < m->ndim; d++)
+            if (d != m->red_axis) oidx[o++] = idx[d];
+        const IrType *bt = ir_type_array(in_dt, o, IR_LAYOUT_C);
+        LLVMValueRef bp = elem_ptr(cg, bt, m->best, oidx);
+        LLVMValueRef best = load_elem(cg, in_dt, bp);
+        LLVMValueRef better = arg_better(cg, m->red_op, in_dt, v, best);
+        store_elem(cg, in_dt, bp, LLVMBuildSelect(cg->b, better, v, best, ""));
+        LLVMValueRef op = elem_ptr(cg, m->out_type, m->out, oidx);
+        LLVMValueRef cur = load_elem(cg, IR_DT_INT64, op);
+        store_elem(cg, IR_DT_INT64, op, LLVMBuildSelect(cg->b, better, idx[m->red_axis], cur, ""));
+        return;
+    }
     case SINK_STORE: {
         const IrType *ot = m->out_type;
         LLVMValueRef p = flat ? byte_gep(cg, cg_array_data(cg, m->out), LLVMBuildMul(cg->b, flat, cg_i64(cg, ir_dtype_size(ot->dtype)), ""))
@@ -532,6 +583,40 @@ static const IrNode *as_map(Cg *cg, const IrNode *x)
     return m;
 }
 
+/* The identity of op as a constant node (what an axis reduction's output starts from). */
+static IrNode identity_const(IrReduceOp op, IrDtype dt)
+{
+    IrNode c = {.kind = IR_CONST, .type = ir_type_scalar(dt)};
+    if (op == IR_RED_ARGMIN) op = IR_RED_MIN;
+    if (op == IR_RED_ARGMAX) op = IR_RED_MAX;
+    bool nanop = op == IR_RED_NANMIN || op == IR_RED_NANMAX;
+    if (nanop && !ir_dtype_is_float(dt)) op = op == IR_RED_NANMIN ? IR_RED_MIN : IR_RED_MAX;
+    if (ir_dtype_is_float(dt)) {
+        c.u.konst.f = nanop ? __builtin_nan("") : op == IR_RED_MUL ? 1.0 : op == IR_RED_MIN ? __builtin_inf()
+                    : op == IR_RED_MAX ? -__builtin_inf() : 0.0;
+    } else if (dt == IR_DT_BOOL) {
+        c.u.konst.i = (op == IR_RED_AND || op == IR_RED_MUL || op == IR_RED_MIN);
+    } else {
+        int bits = ir_dtype_bits(dt);
+        bool sg = ir_dtype_is_signed(dt);
+        c.u.konst.i = op == IR_RED_MUL ? 1 : op == IR_RED_MIN ? (sg ? (int64_t)((~0ULL) >> (65 - bits)) : -1)
+                    : op == IR_RED_MAX ? (sg ? (int64_t)(~0ULL << (bits - 1)) : 0) : 0;
+    }
+    return c;
+}
+
+/* Every element of arr (ndim dims, C layout) set to the constant c, through a map with no inputs. */
+static void fill_array(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *dims, int ndim, IrNode c)
+{
+    if (ndim == 0) return;
+    IrNode konst = c;
+    IrNode fmap = {.kind = IR_MAP, .type = (IrType *)t};
+    fmap.u.map.body = &konst;
+    MapIn fill = {.sink = SINK_STORE, .out = arr, .out_type = t, .ndim = ndim, .map = &fmap};
+    for (int d = 0; d < ndim; d++) fill.dims[d] = dims[d];
+    cg_loop_nest(cg, ndim, dims, nd_body, &fill, false);
+}
+
 LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
 {
     const IrNode *map = as_map(cg, n->u.reduce.input);
@@ -540,7 +625,8 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     IrReduceOp op = n->u.reduce.op;
     MapIn m = {.red_op = op};
     if (!prepare_inputs(cg, &m, map, NULL, in_t->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
-    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX;
+    bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
+    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || is_arg;
     if (n->u.reduce.axis < 0) {
         if (needs_items) {
             LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
@@ -549,10 +635,15 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
             LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
             cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
         }
-        m.sink = SINK_REDUCE_ALL;
+        m.sink = is_arg ? SINK_ARG_ALL : SINK_REDUCE_ALL;
         m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt)), "acc");
         LLVMBuildStore(cg->b, red_identity(cg, op, dt), m.acc);
-        run_map(cg, &m, true, true);
+        if (is_arg) {
+            m.arg_index = cg_alloca(cg, cg->i64, "argidx");
+            LLVMBuildStore(cg->b, cg_i64(cg, 0), m.arg_index);
+        }
+        run_map(cg, &m, true, !is_arg);
+        if (is_arg) return LLVMBuildLoad2(cg->b, cg->i64, m.arg_index, "");
         return LLVMBuildLoad2(cg->b, cg_type(cg, ir_type_scalar(dt)), m.acc, "");
     }
     /* along an axis: the result starts at the identity, and the input is walked in its own order */
@@ -571,29 +662,18 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     }
     m.out = n->u.reduce.out ? cg_expr(cg, n->u.reduce.out) : cg_new_array(cg, n->type->dtype, o, odims, n->pos);
     m.out_type = n->type;
-    /* fill with the identity through a map with no inputs */
-    MapIn fill = {.sink = SINK_STORE, .out = m.out, .out_type = n->type, .ndim = o};
-    IrNode konst = {.kind = IR_CONST, .type = ir_type_scalar(dt)};
-    IrNode fmap = {.kind = IR_MAP, .type = n->type};
-    fmap.u.map.body = &konst;
-    fill.map = &fmap;
-    for (int d = 0; d < o; d++) fill.dims[d] = odims[d];
-    LLVMValueRef ident = red_identity(cg, op, dt);
-    (void)ident;
-    if (o > 0) {
-        /* the identity constant, written element by element */
-        IrNode *c = &konst;
-        if (ir_dtype_is_float(dt)) c->u.konst.f = (op == IR_RED_MUL) ? 1.0 : op == IR_RED_MIN ? __builtin_inf() : op == IR_RED_MAX ? -__builtin_inf() : 0.0;
-        else if (dt == IR_DT_BOOL) c->u.konst.i = (op == IR_RED_AND || op == IR_RED_MUL || op == IR_RED_MIN);
-        else {
-            int bits = ir_dtype_bits(dt);
-            bool sg = ir_dtype_is_signed(dt);
-            c->u.konst.i = op == IR_RED_MUL ? 1 : op == IR_RED_MIN ? (sg ? (int64_t)((~0ULL) >> (65 - bits)) : -1)
-                         : op == IR_RED_MAX ? (sg ? (int64_t)(~0ULL << (bits - 1)) : 0) : 0;
-        }
-        fill.flat_ok_static = false;
-        cg_loop_nest(cg, o, odims, nd_body, &fill, false);
+    if (is_arg) {
+        /* the best value so far for each output element, in a scratch array freed with the call */
+        m.best = cg_new_array(cg, dt, o, odims, n->pos);
+        fill_array(cg, m.best, ir_type_array(dt, o, IR_LAYOUT_C), odims, o, identity_const(op, dt));
+        IrNode zero = {.kind = IR_CONST, .type = ir_type_scalar(IR_DT_INT64)};
+        fill_array(cg, m.out, n->type, odims, o, zero);
+        m.sink = SINK_ARG_AXIS;
+        m.red_axis = axis;
+        run_map(cg, &m, false, false);
+        return m.out;
     }
+    fill_array(cg, m.out, n->type, odims, o, identity_const(op, dt));
     m.sink = SINK_REDUCE_AXIS;
     m.red_axis = axis;
     run_map(cg, &m, false, false);
