@@ -108,7 +108,7 @@ static void rewrite_children(IrNode *n, Hoist *h)
     switch (n->kind) {
     case IR_IFEXP: rewrite(&n->u.ifexp.cond, h); return;
     case IR_BOOLOP: rewrite(&n->u.boolop.values[0], h); return;
-    case IR_REDUCE: return; /* its input is fused into its loop */
+    case IR_REDUCE: case IR_SCAN: return; /* its input is fused into its loop */
     case IR_MAP:
         for (int i = 0; i < n->u.map.ninputs; i++) rewrite(&n->u.map.inputs[i], h);
         return;

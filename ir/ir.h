@@ -144,6 +144,7 @@ typedef enum {
     IR_MAP,          /* map: elementwise (broadcast) body over inputs; writes into out when set (value: out) */
     IR_IMAP,         /* imap: body over the index space dims (params are int64 indices); writes into out */
     IR_REDUCE,       /* reduce: op over input (all elements, or along axis); a statement when out is set */
+    IR_SCAN,         /* scan: inclusive running op over input, flattened (axis -1) or along axis */
     IR_BCAST_SHAPE,  /* bcast_shape: dimension `axis` of the broadcast shape of args (int64); raises if they clash */
     /* ---- statements ---- */
     IR_ASSIGN,       /* assign: var = value */
@@ -233,6 +234,11 @@ struct IrNode {
             int axis;            /* -1: all elements, giving a scalar */
             IrNode *out;         /* axis reductions after ir_explicit_alloc: the preallocated result */
         } reduce;
+        struct {
+            IrReduceOp op;       /* add or mul */
+            IrNode *input;       /* an array expression, often an IR_MAP (fused) */
+            int axis;            /* -1: over the flattened input, giving 1-D */
+        } scan;
         struct { IrNode **args; int n; int axis; int ndim; } bcast_shape;
         struct { IrVar *var; IrNode *value; } assign;
         struct { IrVar *var; IrBinOp op; IrNode *value; } augassign;

@@ -106,7 +106,7 @@ const char *ir_kind_name(IrKind k)
         [IR_UNOP] = "unop", [IR_COMPARE] = "compare", [IR_BOOLOP] = "boolop", [IR_IFEXP] = "ifexp",
         [IR_CALL] = "call", [IR_INDEX] = "index", [IR_SLICE] = "slice", [IR_ATTR] = "attr",
         [IR_TUPLE] = "tuple", [IR_TUPLE_GET] = "tuple_get", [IR_CAST] = "cast", [IR_MATH] = "math",
-        [IR_ARRAY_DIM] = "array_dim", [IR_ALLOC] = "alloc", [IR_MAP] = "map", [IR_IMAP] = "imap", [IR_REDUCE] = "reduce",
+        [IR_ARRAY_DIM] = "array_dim", [IR_ALLOC] = "alloc", [IR_MAP] = "map", [IR_IMAP] = "imap", [IR_REDUCE] = "reduce", [IR_SCAN] = "scan",
         [IR_BCAST_SHAPE] = "bcast_shape", [IR_ASSIGN] = "assign", [IR_AUGASSIGN] = "augassign",
         [IR_STORE] = "store", [IR_IF] = "if", [IR_WHILE] = "while", [IR_FOR_RANGE] = "for_range",
         [IR_FOR_ITER] = "for_iter", [IR_BREAK] = "break", [IR_CONTINUE] = "continue", [IR_RETURN] = "return",

@@ -156,6 +156,11 @@ static void expr(Out *o, const IrNode *n)
         if (n->u.imap.out) { put(o, ", out="); expr(o, n->u.imap.out); }
         put(o, ")");
         return;
+    case IR_SCAN:
+        put(o, "scan[%s](", reduce_name(n->u.scan.op)); expr(o, n->u.scan.input);
+        if (n->u.scan.axis >= 0) put(o, ", axis=%d", n->u.scan.axis);
+        put(o, ")");
+        return;
     case IR_REDUCE:
         put(o, "reduce[%s](", reduce_name(n->u.reduce.op)); expr(o, n->u.reduce.input);
         if (n->u.reduce.axis >= 0) put(o, ", axis=%d", n->u.reduce.axis);

@@ -35,6 +35,7 @@ void ir_each_child(IrNode *n, IrChildFn fn, void *env)
     case IR_MAP: each(n->u.map.inputs, n->u.map.ninputs, fn, env); one(&n->u.map.body, fn, env); one(&n->u.map.out, fn, env); return;
     case IR_IMAP: each(n->u.imap.dims, n->u.imap.ndim, fn, env); one(&n->u.imap.body, fn, env); one(&n->u.imap.out, fn, env); return;
     case IR_REDUCE: one(&n->u.reduce.input, fn, env); one(&n->u.reduce.out, fn, env); return;
+    case IR_SCAN: one(&n->u.scan.input, fn, env); return;
     case IR_BCAST_SHAPE: each(n->u.bcast_shape.args, n->u.bcast_shape.n, fn, env); return;
     case IR_ASSIGN: one(&n->u.assign.value, fn, env); return;
     case IR_AUGASSIGN: one(&n->u.augassign.value, fn, env); return;

@@ -226,6 +226,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         if (strcmp(name, "mean") == 0) return ts_cast(ts, x, float_of(x->type));
         if (strcmp(name, "all") == 0 || strcmp(name, "any") == 0) return ts_truth(ts, x);
         if (strcmp(name, "sum") == 0 || strcmp(name, "prod") == 0) return ts_cast(ts, x, sum_type(ir_type_strong(x->type)->dtype));
+        if (!strcmp(name, "cumsum") || !strcmp(name, "cumprod")) TS_ERR(ts, pos, "%s() of a scalar is not supported", name);
         return x;
     }
     if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "%s() needs an array, not %s", name, ts_type_name(x->type));
@@ -240,6 +241,10 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         IrNode *in[1] = {x};
         IrNode *t = dt == IR_DT_BOOL ? x : ts_make_map(ts, pos, in, 1, elem_truth, NULL);
         return ts_make_reduce(ts, pos, name[1] == 'l' ? IR_RED_AND : IR_RED_OR, t, (int)axis, keepdims, ir_type_scalar(IR_DT_BOOL));
+    }
+    if (!strcmp(name, "cumsum") || !strcmp(name, "cumprod")) {
+        IrType *acc = sum_type(dt);
+        return ts_make_scan(ts, pos, name[3] == 's' ? IR_RED_ADD : IR_RED_MUL, x, (int)axis, acc);
     }
     if (!strcmp(name, "argmin") || !strcmp(name, "argmax")) {
         if (keepdims) TS_ERR(ts, pos, "%s(keepdims=True) is not supported", name);
@@ -290,7 +295,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
 static bool is_reduction(const char *name)
 {
     static const char *names[] = {"sum", "prod", "min", "max", "amin", "amax", "mean", "all", "any", "argmin", "argmax",
-                                  "nanmin", "nanmax", "nansum", "var", "std"};
+                                  "nanmin", "nanmax", "nansum", "var", "std", "cumsum", "cumprod"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], name) == 0) return true;
     return false;

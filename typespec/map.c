@@ -163,3 +163,19 @@ IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bo
     v->type = ir_type_array(rdt, ndim, IR_LAYOUT_ANY);
     return v;
 }
+
+/* Inclusive scan (cumsum: IR_RED_ADD, cumprod: IR_RED_MUL) of x converted to acc; axis -1 flattens. */
+IrNode *ts_make_scan(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, IrType *acc)
+{
+    if (!x) return NULL;
+    if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "a scan needs an array, not %s", ts_type_name(x->type));
+    int ndim = x->type->ndim;
+    if (axis < -1 || axis >= ndim) TS_ERR(ts, pos, "axis %d is out of bounds for an array of dimension %d", axis, ndim);
+    x = ts_cast_array(ts, pos, x, acc->dtype);
+    IrNode *s = ir_node(ts->a, IR_SCAN, pos);
+    s->u.scan.op = op;
+    s->u.scan.input = x;
+    s->u.scan.axis = (axis >= 0 && ndim == 1) ? -1 : axis;
+    s->type = ir_type_array(acc->dtype, s->u.scan.axis < 0 ? 1 : ndim, IR_LAYOUT_C);
+    return s;
+}

@@ -65,6 +65,7 @@ IrNode *ts_make_alloc(Ts *ts, IrPos pos, IrDtype dt, IrNode **dims, int ndim);
 IrNode *ts_make_fill(Ts *ts, IrPos pos, IrNode *alloc, IrNode *value);
 IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bool keepdims, IrType *acc);
 IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr);
+IrNode *ts_make_scan(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, IrType *acc);
 IrNode *ts_dim(Ts *ts, IrPos pos, IrNode *arr, int axis);
 IrNode *ts_cast_array(Ts *ts, IrPos pos, IrNode *x, IrDtype dt); /* x.astype(dt), or x itself */
 

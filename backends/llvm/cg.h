@@ -75,6 +75,7 @@ LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPo
 LLVMValueRef cg_map(Cg *cg, const IrNode *n);
 LLVMValueRef cg_imap(Cg *cg, const IrNode *n);
 LLVMValueRef cg_reduce(Cg *cg, const IrNode *n);
+LLVMValueRef cg_scan(Cg *cg, const IrNode *n);
 /* intrinsics.c: the typed IR's named operations (transpose, matmul, ...) */
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n);
 LLVMValueRef cg_bcast_shape(Cg *cg, const IrNode *n);

@@ -282,7 +282,7 @@ typedef struct MapIn {
     int red_axis;                      /* reduce along an axis: that axis (out has the others) */
     LLVMValueRef arg_index;            /* argmin/argmax over everything: the index's alloca */
     LLVMValueRef best;                 /* argmin/argmax along an axis: the array of best values so far */
-    enum { SINK_STORE, SINK_REDUCE_ALL, SINK_REDUCE_AXIS, SINK_ARG_ALL, SINK_ARG_AXIS } sink;
+    enum { SINK_STORE, SINK_REDUCE_ALL, SINK_REDUCE_AXIS, SINK_ARG_ALL, SINK_ARG_AXIS, SINK_SCAN_ALL, SINK_SCAN_AXIS } sink;
 } MapIn;
 
 static bool prepare_inputs(Cg *cg, MapIn *m, const IrNode *map, LLVMValueRef *out_dims, int out_ndim)
@@ -422,6 +422,31 @@ static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueR
 {
     IrDtype in_dt = m->map->u.map.body->type->dtype;
     switch (m->sink) {
+    case SINK_SCAN_ALL: {
+        /* flattened: a running total written to consecutive elements of the 1-D output */
+        LLVMValueRef lin = flat;
+        if (!lin) {
+            lin = idx[0];
+            for (int d = 1; d < m->ndim; d++) lin = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, lin, m->dims[d], ""), idx[d], "");
+        }
+        LLVMValueRef a = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
+        LLVMValueRef r = red_combine(cg, m->red_op, in_dt, a, v);
+        LLVMBuildStore(cg->b, r, m->acc);
+        store_elem(cg, m->out_type->dtype, elem_ptr(cg, m->out_type, m->out, &lin), r);
+        return;
+    }
+    case SINK_SCAN_AXIS: {
+        /* out[idx] = out[idx - 1 along the axis] op x, or x at the axis's start */
+        const IrType *ot = m->out_type;
+        LLVMValueRef first = LLVMBuildICmp(cg->b, LLVMIntEQ, idx[m->red_axis], cg_i64(cg, 0), "");
+        LLVMValueRef pidx[MAX_DIMS];
+        for (int d = 0; d < m->ndim; d++) pidx[d] = idx[d];
+        pidx[m->red_axis] = LLVMBuildSelect(cg->b, first, cg_i64(cg, 0), LLVMBuildSub(cg->b, idx[m->red_axis], cg_i64(cg, 1), ""), "");
+        LLVMValueRef prev = load_elem(cg, ot->dtype, elem_ptr(cg, ot, m->out, pidx));
+        prev = LLVMBuildSelect(cg->b, first, red_identity(cg, m->red_op, ot->dtype), prev, "");
+        store_elem(cg, ot->dtype, elem_ptr(cg, ot, m->out, idx), red_combine(cg, m->red_op, ot->dtype, prev, v));
+        return;
+    }
     case SINK_ARG_ALL: {
         LLVMValueRef lin = flat;
         if (!lin) {
@@ -677,5 +702,28 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     m.sink = SINK_REDUCE_AXIS;
     m.red_axis = axis;
     run_map(cg, &m, false, false);
+    return m.out;
+}
+
+LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
+{
+    const IrNode *map = as_map(cg, n->u.scan.input);
+    IrDtype dt = map->u.map.body->type->dtype;
+    MapIn m = {.red_op = n->u.scan.op, .out_type = n->type};
+    if (!prepare_inputs(cg, &m, map, NULL, map->type->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
+    if (n->u.scan.axis < 0) {
+        LLVMValueRef total = cg_i64(cg, 1);
+        for (int d = 0; d < m.ndim; d++) total = LLVMBuildMul(cg->b, total, m.dims[d], "");
+        m.out = cg_new_array(cg, n->type->dtype, 1, &total, n->pos);
+        m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt)), "acc");
+        LLVMBuildStore(cg->b, red_identity(cg, m.red_op, dt), m.acc);
+        m.sink = SINK_SCAN_ALL;
+        run_map(cg, &m, true, false);
+        return m.out;
+    }
+    m.out = cg_new_array(cg, n->type->dtype, m.ndim, m.dims, n->pos);
+    m.sink = SINK_SCAN_AXIS;
+    m.red_axis = n->u.scan.axis;
+    cg_loop_nest(cg, m.ndim, m.dims, nd_body, &m, false);
     return m.out;
 }
