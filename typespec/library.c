@@ -4,59 +4,6 @@
 #include <string.h>
 #include "ts_internal.h"
 
-typedef struct Args {
-    const IrNode *call;
-    IrNode **pos;      /* typed positional arguments (receiver first for methods) */
-    int npos;
-    IrNode **kw;       /* typed keyword arguments */
-} Args;
-
-static bool name_is(const char *q, const char *prefix, const char *name)
-{
-    size_t n = strlen(prefix);
-    return strncmp(q, prefix, n) == 0 && strcmp(q + n, name) == 0;
-}
-
-/* The argument at position i or with keyword kw, or NULL. */
-static IrNode *arg(Args *a, int i, const char *kw)
-{
-    if (i >= 0 && i < a->npos) return a->pos[i];
-    for (int k = 0; kw && k < a->call->u.call.nkw; k++)
-        if (strcmp(a->call->u.call.kwnames[k], kw) == 0) return a->kw[k];
-    return NULL;
-}
-
-/* Keyword arguments that must be compile-time constants are read from the untyped call. */
-static const IrNode *raw_kw(const IrNode *call, const char *kw)
-{
-    for (int k = 0; k < call->u.call.nkw; k++)
-        if (strcmp(call->u.call.kwnames[k], kw) == 0) return call->u.call.kwargs[k];
-    return NULL;
-}
-
-static bool const_int_node(const IrNode *n, int64_t *v)
-{
-    if (!n) return false;
-    if (n->kind == IR_CONST && n->type && n->type->kind == IR_TY_SCALAR && !ir_dtype_is_float(n->type->dtype)) {
-        *v = n->u.konst.i;
-        return true;
-    }
-    if (n->kind == IR_UNOP && n->u.unop.op == IR_UOP_NEG && const_int_node(n->u.unop.operand, v)) {
-        *v = -*v;
-        return true;
-    }
-    return false;
-}
-
-static IrNode *check_args(Ts *ts, Args *a, const char *fname, int min, int max)
-{
-    if (a->npos < min || a->npos > max) {
-        if (min == max) TS_ERR(ts, a->call->pos, "%s() takes %d argument%s, %d given", fname, min, min == 1 ? "" : "s", a->npos);
-        TS_ERR(ts, a->call->pos, "%s() takes %d to %d arguments, %d given", fname, min, max, a->npos);
-    }
-    return (IrNode *)a->call; /* any non-NULL */
-}
-
 /* ---------------- math ---------------- */
 
 /* NumPy's float result type for a math function of t (no float16 here: int8 gives float32). */
@@ -156,7 +103,7 @@ static IrNode *call_math_module(Ts *ts, Args *a, const char *name)
             TS_ERR(ts, pos, "math.%s() needs scalars, not %s (use numpy.%s for arrays)", name, ts_type_name(a->pos[i]->type), name);
     IrMathFn fn;
     if (!strcmp(name, "degrees") || !strcmp(name, "radians")) {
-        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         return angle_convert(ts, pos, a->pos[0], name[0] == 'd', f64);
     }
     if (strcmp(name, "log") == 0 && a->npos == 2) {
@@ -166,7 +113,7 @@ static IrNode *call_math_module(Ts *ts, Args *a, const char *name)
     }
     if (!lookup_math(name, &fn) || strcmp(name, "rint") == 0 || strncmp(name, "arc", 3) == 0)
         TS_ERR(ts, pos, "math.%s is not supported", name);
-    if (!check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
+    if (!ts_check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
     if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC) && ts_is_int_scalar(a->pos[0]->type))
         return ts_cast(ts, a->pos[0], ir_type_scalar(IR_DT_INT64));
     IrNode *m = ts_math(ts, pos, fn, a->pos, a->npos, (fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE) ? NULL : f64);
@@ -206,20 +153,20 @@ static IrNode *elem_sqdiff(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
 {
     IrPos pos = a->call->pos;
-    IrNode *x = arg(a, 0, "a");
+    IrNode *x = ts_arg(a, 0, "a");
     if (!x) TS_ERR(ts, pos, "%s() needs an array", name);
     int64_t axis = -1;
     bool keepdims = false;
-    const IrNode *axis_node = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : raw_kw(a->call, "axis");
+    const IrNode *axis_node = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "axis");
     if (axis_node && !(axis_node->kind == IR_CONST && axis_node->type->kind == IR_TY_NONE)) {
-        if (!const_int_node(axis_node, &axis)) TS_ERR(ts, pos, "%s(): axis must be a constant integer", name);
+        if (!ts_const_int(axis_node, &axis)) TS_ERR(ts, pos, "%s(): axis must be a constant integer", name);
         if (x->type->kind == IR_TY_ARRAY && axis < 0) axis += x->type->ndim;
         if (axis < 0) TS_ERR(ts, pos, "%s(): axis is out of bounds", name);
     }
-    const IrNode *kd = raw_kw(a->call, "keepdims");
+    const IrNode *kd = ts_raw_kw(a->call, "keepdims");
     if (kd) {
         int64_t v;
-        if (!const_int_node(kd, &v)) TS_ERR(ts, pos, "%s(): keepdims must be True or False", name);
+        if (!ts_const_int(kd, &v)) TS_ERR(ts, pos, "%s(): keepdims must be True or False", name);
         keepdims = v != 0;
     }
     if (x->type->kind == IR_TY_SCALAR) {
@@ -263,8 +210,8 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
     }
     if (!strcmp(name, "var") || !strcmp(name, "std")) {
         int64_t ddof = 0;
-        const IrNode *dd = raw_kw(a->call, "ddof");
-        if (dd && !const_int_node(dd, &ddof)) TS_ERR(ts, pos, "%s(): ddof must be a constant integer", name);
+        const IrNode *dd = ts_raw_kw(a->call, "ddof");
+        if (dd && !ts_const_int(dd, &ddof)) TS_ERR(ts, pos, "%s(): ddof must be a constant integer", name);
         IrType *acc = float_of(ir_type_scalar(dt));
         x = ts_reuse(ts, ts_cast_array(ts, pos, x, acc->dtype));
         /* mean with keepdims, so it broadcasts against x */
@@ -303,45 +250,14 @@ static bool is_reduction(const char *name)
 
 /* ---------------- constructors ---------------- */
 
-static bool dtype_arg(Ts *ts, IrNode *d, IrDtype *out)
-{
-    if (!d || d->type->kind == IR_TY_NONE) return true;
-    if (d->type->kind != IR_TY_DTYPE) return false;
-    *out = d->type->dtype;
-    return true;
-}
-
-/* A shape argument: an int or a tuple of ints, as a list of int64 nodes. */
-static int shape_arg(Ts *ts, IrNode *s, IrNode ***dims)
-{
-    if (ts_is_int_scalar(s->type)) {
-        *dims = ir_nodes(ts->a, 1);
-        (*dims)[0] = ts_cast(ts, s, ir_type_scalar(IR_DT_INT64));
-        return 1;
-    }
-    if (s->type->kind != IR_TY_TUPLE) return -1;
-    int n = s->type->nelems;
-    s = ts_reuse(ts, s);
-    *dims = ir_nodes(ts->a, n);
-    for (int i = 0; i < n; i++) {
-        if (!ts_is_int_scalar(s->type->elems[i])) return -1;
-        IrNode *g = ir_node(ts->a, IR_TUPLE_GET, s->pos);
-        g->u.tuple_get.tuple = s;
-        g->u.tuple_get.k = i;
-        g->type = s->type->elems[i];
-        (*dims)[i] = ts_cast(ts, g, ir_type_scalar(IR_DT_INT64));
-    }
-    return n;
-}
-
 static IrNode *call_constructor(Ts *ts, Args *a, const char *name)
 {
     IrPos pos = a->call->pos;
     bool like = strstr(name, "_like") != NULL;
     bool full = strncmp(name, "full", 4) == 0;
-    IrNode *src = arg(a, 0, like ? "a" : "shape");
+    IrNode *src = ts_arg(a, 0, like ? "a" : "shape");
     if (!src) TS_ERR(ts, pos, "numpy.%s() needs a %s", name, like ? "prototype array" : "shape");
-    IrNode *fill = full ? arg(a, 1, "fill_value") : NULL;
+    IrNode *fill = full ? ts_arg(a, 1, "fill_value") : NULL;
     if (full && (!fill || fill->type->kind != IR_TY_SCALAR)) TS_ERR(ts, pos, "numpy.%s() needs a scalar fill_value", name);
     IrDtype dt = IR_DT_FLOAT64;
     IrNode **dims;
@@ -359,12 +275,12 @@ static IrNode *call_constructor(Ts *ts, Args *a, const char *name)
             dims[i]->u.array_dim.axis = i;
         }
     } else {
-        ndim = shape_arg(ts, src, &dims);
+        ndim = ts_shape_arg(ts, src, &dims);
         if (ndim < 0) TS_ERR(ts, pos, "numpy.%s(): the shape must be an int or a tuple of ints, not %s", name, ts_type_name(src->type));
         if (ndim == 0) TS_ERR(ts, pos, "numpy.%s(): 0-dimensional arrays are not supported", name);
         if (full) dt = ir_type_strong(fill->type)->dtype;
     }
-    if (!dtype_arg(ts, arg(a, full ? 2 : 1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.%s(): dtype must be a NumPy type such as np.float32", name);
+    if (!ts_dtype_arg(ts, ts_arg(a, full ? 2 : 1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.%s(): dtype must be a NumPy type such as np.float32", name);
     IrNode *alloc = ts_make_alloc(ts, pos, dt, dims, ndim);
     if (!alloc) return NULL;
     if (strncmp(name, "empty", 5) == 0) return alloc;
@@ -376,7 +292,7 @@ static IrNode *call_constructor(Ts *ts, Args *a, const char *name)
 static IrNode *call_arange(Ts *ts, Args *a)
 {
     IrPos pos = a->call->pos;
-    if (!check_args(ts, a, "numpy.arange", 1, 3)) return NULL;
+    if (!ts_check_args(ts, a, "numpy.arange", 1, 3)) return NULL;
     IrNode *start = a->npos >= 2 ? a->pos[0] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 0);
     IrNode *stop = a->npos >= 2 ? a->pos[1] : a->pos[0];
     IrNode *step = a->npos == 3 ? a->pos[2] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 1);
@@ -384,7 +300,7 @@ static IrNode *call_arange(Ts *ts, Args *a)
     if (!t) TS_ERR(ts, pos, "numpy.arange() needs numbers");
     IrType *st = ir_type_strong(t);
     IrDtype dt = st->dtype == IR_DT_BOOL ? IR_DT_INT64 : st->dtype;
-    if (!dtype_arg(ts, arg(a, -1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.arange(): bad dtype");
+    if (!ts_dtype_arg(ts, ts_arg(a, -1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.arange(): bad dtype");
     start = ts_reuse(ts, start);
     step = ts_reuse(ts, step);
     IrNode *len;
@@ -478,7 +394,7 @@ static IrNode *call_builtin(Ts *ts, Args *a, const char *name)
 {
     IrPos pos = a->call->pos;
     if (strcmp(name, "len") == 0) {
-        if (!check_args(ts, a, "len", 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, "len", 1, 1)) return NULL;
         IrNode *x = a->pos[0];
         if (x->type->kind == IR_TY_TUPLE) return ts_i64(ts, pos, x->type->nelems);
         if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "object of type %s has no len()", ts_type_name(x->type));
@@ -488,12 +404,12 @@ static IrNode *call_builtin(Ts *ts, Args *a, const char *name)
         return d;
     }
     if (strcmp(name, "abs") == 0) {
-        if (!check_args(ts, a, "abs", 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, "abs", 1, 1)) return NULL;
         return ts_unop(ts, pos, IR_UOP_ABS, a->pos[0]);
     }
     if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0) return call_minmax(ts, a, name[1] == 'a', false);
     if (strcmp(name, "int") == 0 || strcmp(name, "float") == 0 || strcmp(name, "bool") == 0) {
-        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         IrNode *x = a->pos[0];
         if (x->type->kind != IR_TY_SCALAR) TS_ERR(ts, pos, "%s() needs a scalar, not %s", name, ts_type_name(x->type));
         if (name[0] == 'b') return ts_truth(ts, x);
@@ -521,7 +437,7 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     IrDtype dt;
     IrMathFn fn;
     if (ir_dtype_from_name(name, &dt) && strcmp(name, "float") && strcmp(name, "int")) {
-        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         return astype(ts, pos, a->pos[0], dt);
     }
     if (is_reduction(name)) return call_reduction(ts, a, name);
@@ -530,37 +446,37 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
         return call_constructor(ts, a, name);
     if (!strcmp(name, "arange")) return call_arange(ts, a);
     if (!strcmp(name, "dot") || !strcmp(name, "matmul")) {
-        if (!check_args(ts, a, name, 2, 2)) return NULL;
+        if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
         return ts_matmul(ts, pos, a->pos[0], a->pos[1], name[0] == 'd');
     }
     if (!strcmp(name, "outer")) {
-        if (!check_args(ts, a, name, 2, 2)) return NULL;
+        if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
         return ts_outer(ts, pos, a->pos[0], a->pos[1]);
     }
     if (!strcmp(name, "copy")) {
-        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         if (a->pos[0]->type->kind != IR_TY_ARRAY) return a->pos[0];
         return astype(ts, pos, a->pos[0], a->pos[0]->type->dtype);
     }
     if (!strcmp(name, "abs") || !strcmp(name, "absolute")) {
-        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         return ts_unop(ts, pos, IR_UOP_ABS, a->pos[0]);
     }
     if (!strcmp(name, "degrees") || !strcmp(name, "radians") || !strcmp(name, "deg2rad") || !strcmp(name, "rad2deg")) {
-        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         return angle_convert(ts, pos, a->pos[0], !strcmp(name, "degrees") || !strcmp(name, "rad2deg"), NULL);
     }
     if (!strcmp(name, "negative")) {
-        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         return ts_unop(ts, pos, IR_UOP_NEG, a->pos[0]);
     }
     if (!strcmp(name, "square")) {
-        if (!check_args(ts, a, name, 1, 1)) return NULL;
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         IrNode *x = ts_reuse(ts, a->pos[0]);
         return ts_binop(ts, pos, IR_OP_MUL, x, x);
     }
     if (!strcmp(name, "maximum") || !strcmp(name, "minimum")) {
-        if (!check_args(ts, a, name, 2, 2)) return NULL;
+        if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
         return call_minmax(ts, a, name[1] == 'a', true);
     }
     static const struct { const char *name; IrBinOp op; } binops[] = {
@@ -570,12 +486,12 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     };
     for (size_t i = 0; i < sizeof binops / sizeof binops[0]; i++)
         if (!strcmp(name, binops[i].name)) {
-            if (!check_args(ts, a, name, 2, 2)) return NULL;
+            if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
             return ts_binop(ts, pos, binops[i].op, a->pos[0], a->pos[1]);
         }
     if (lookup_math(name, &fn) && strcmp(name, "pow") && strcmp(name, "asin") && strcmp(name, "acos") &&
         strcmp(name, "atan") && strcmp(name, "asinh") && strcmp(name, "acosh") && strcmp(name, "atanh") && strcmp(name, "atan2")) {
-        if (!check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
+        if (!ts_check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
         if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC || fn == IR_MATH_RINT) &&
             a->pos[0]->type->kind == IR_TY_ARRAY ? ir_dtype_is_int(a->pos[0]->type->dtype)
                                                  : ts_is_int_scalar(a->pos[0]->type) && a->pos[0]->type->dtype != IR_DT_BOOL)
@@ -583,7 +499,9 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
         return ts_math(ts, pos, fn, a->pos, a->npos, NULL);
     }
     bool handled;
-    const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : raw_kw(a->call, "decimals");
+    IrNode *shaped = ts_numpy_shape(ts, a, name, &handled);
+    if (handled) return shaped;
+    const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "decimals");
     IrNode *r = ts_numpy_elementwise(ts, pos, name, a->pos, a->npos, decimals, &handled);
     if (handled) return r;
     TS_ERR(ts, pos, "numpy.%s is not supported", name);
@@ -597,18 +515,34 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
     if (is_reduction(name) && strcmp(name, "amin") && strcmp(name, "amax")) return call_reduction(ts, a, name);
     if (!strcmp(name, "astype")) {
         IrDtype dt;
-        IrNode *d = arg(a, 1, "dtype");
-        if (!d || !dtype_arg(ts, d, &dt) || d->type->kind == IR_TY_NONE) TS_ERR(ts, pos, "astype() needs a NumPy dtype such as np.float32");
+        IrNode *d = ts_arg(a, 1, "dtype");
+        if (!d || !ts_dtype_arg(ts, d, &dt) || d->type->kind == IR_TY_NONE) TS_ERR(ts, pos, "astype() needs a NumPy dtype such as np.float32");
         return astype(ts, pos, recv, dt);
     }
     if (!strcmp(name, "copy")) return astype(ts, pos, recv, recv->type->dtype);
     if (!strcmp(name, "dot")) {
-        if (!check_args(ts, a, name, 2, 2)) return NULL;
+        if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
         return ts_matmul(ts, pos, recv, a->pos[1], true);
     }
+    if (!strcmp(name, "reshape")) {
+        if (a->npos < 2) TS_ERR(ts, pos, "reshape() needs a shape");
+        IrNode *shape = a->pos[1];
+        if (a->npos > 2) { /* a.reshape(2, 3) */
+            IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
+            t->u.tuple.n = a->npos - 1;
+            t->u.tuple.items = &a->pos[1];
+            IrType **elems = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)(a->npos - 1));
+            for (int i = 1; i < a->npos; i++) elems[i - 1] = a->pos[i]->type;
+            t->type = ir_type_tuple(elems, a->npos - 1);
+            shape = t;
+        }
+        return ts_reshape(ts, pos, recv, shape);
+    }
+    if (!strcmp(name, "ravel")) return ts_reshape(ts, pos, recv, ts_i64(ts, pos, -1));
+    if (!strcmp(name, "flatten")) return ts_reshape(ts, pos, ts_copy_array(ts, pos, recv), ts_i64(ts, pos, -1));
     if (!strcmp(name, "clip") || !strcmp(name, "round")) {
         bool handled;
-        const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : raw_kw(a->call, "decimals");
+        const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "decimals");
         return ts_numpy_elementwise(ts, pos, name, a->pos, a->npos, decimals, &handled);
     }
     if (!strcmp(name, "transpose") && a->npos == 1) return ts_attr(ts, &(IrNode){.kind = IR_ATTR, .pos = pos, .u.attr = {(IrNode *)a->call->u.call.args[0], "T"}});
@@ -673,7 +607,7 @@ IrNode *ts_call(Ts *ts, const IrNode *n)
         if (strncmp(q, "builtins.", 9) == 0) return call_builtin(ts, &a, q + 9);
         if (strncmp(q, "math.", 5) == 0) return call_math_module(ts, &a, q + 5);
         if (strncmp(q, "numpy.", 6) == 0) return call_numpy(ts, &a, q + 6);
-        if (name_is(q, "lorikeet.", "prange")) TS_ERR(ts, n->pos, "lorikeet.prange() can only be used as the iterable of a for loop");
+        if (ts_name_is(q, "lorikeet.", "prange")) TS_ERR(ts, n->pos, "lorikeet.prange() can only be used as the iterable of a for loop");
         TS_ERR(ts, n->pos, "%s() is not supported", q);
     }
     case IR_CALLEE_INTRINSIC: break;

@@ -116,6 +116,13 @@ IrNode *ts_cast_array(Ts *ts, IrPos pos, IrNode *x, IrDtype dt)
     return ts_make_map(ts, pos, in, 1, elem_cast, ir_type_scalar(dt));
 }
 
+/* A new C-contiguous copy of x. */
+IrNode *ts_copy_array(Ts *ts, IrPos pos, IrNode *x)
+{
+    IrNode *in[1] = {x};
+    return ts_make_map(ts, pos, in, 1, NULL, NULL);
+}
+
 /* Reduce x with op. axis -1 reduces everything to a scalar of type acc; otherwise the result is an array
  * without that axis (keepdims: with it, of size 1). The input is converted to acc elementwise first, a map the
  * backend fuses into the reduction's loop. */

@@ -68,6 +68,7 @@ IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr);
 IrNode *ts_make_scan(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, IrType *acc);
 IrNode *ts_dim(Ts *ts, IrPos pos, IrNode *arr, int axis);
 IrNode *ts_cast_array(Ts *ts, IrPos pos, IrNode *x, IrDtype dt); /* x.astype(dt), or x itself */
+IrNode *ts_copy_array(Ts *ts, IrPos pos, IrNode *x);             /* a new C-contiguous copy */
 
 /* ufuncs.c: NumPy elementwise functions beyond the operators; *handled false when name is not one of them */
 IrNode *ts_numpy_elementwise(Ts *ts, IrPos pos, const char *name, IrNode **args, int n, const IrNode *decimals_node,
@@ -76,6 +77,25 @@ IrNode *ts_numpy_elementwise(Ts *ts, IrPos pos, const char *name, IrNode **args,
 /* linalg.c */
 IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot);
 IrNode *ts_outer(Ts *ts, IrPos pos, IrNode *a, IrNode *b);
+
+/* args.c: the arguments of a library call */
+typedef struct Args {
+    const IrNode *call;
+    IrNode **pos;      /* typed positional arguments (receiver first for methods) */
+    int npos;
+    IrNode **kw;       /* typed keyword arguments */
+} Args;
+IrNode *ts_arg(Args *a, int i, const char *kw);             /* position i or keyword kw, typed; or NULL */
+const IrNode *ts_raw_kw(const IrNode *call, const char *kw); /* the untyped keyword argument (for constants) */
+bool ts_const_int(const IrNode *n, int64_t *v);             /* an untyped integer constant, maybe negated */
+IrNode *ts_check_args(Ts *ts, Args *a, const char *fname, int min, int max);
+bool ts_dtype_arg(Ts *ts, IrNode *d, IrDtype *out);          /* None leaves *out alone; false if not a dtype */
+int ts_shape_arg(Ts *ts, IrNode *s, IrNode ***dims);         /* an int or tuple of ints; -1 if not a shape */
+bool ts_name_is(const char *q, const char *prefix, const char *name);
+
+/* shape.c: reshape, ravel, concatenate, stack, linspace, eye */
+IrNode *ts_numpy_shape(Ts *ts, Args *a, const char *name, bool *handled);
+IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape);
 
 /* library.c: calls of builtins, math, numpy, methods and user functions */
 IrNode *ts_call(Ts *ts, const IrNode *n);

@@ -22,8 +22,112 @@ static LLVMValueRef matmul(Cg *cg, const IrNode *n)
     return c;
 }
 
+/* reshape(x, dims...): a view of C-contiguous x with new dims, one of which may be -1 (inferred). */
+static LLVMValueRef reshape(Cg *cg, const IrNode *n)
+{
+    const IrType *xt = n->u.call.args[0]->type;
+    LLVMValueRef x = cg_expr(cg, n->u.call.args[0]);
+    int nd = n->type->ndim;
+    LLVMValueRef total = cg_i64(cg, 1);
+    for (int d = 0; d < xt->ndim; d++) total = LLVMBuildMul(cg->b, total, cg_array_dim(cg, x, d), "");
+    LLVMValueRef dims[32], known = cg_i64(cg, 1), nneg = cg_i64(cg, 0), bad = LLVMConstInt(cg->i1, 0, 0);
+    for (int d = 0; d < nd; d++) {
+        dims[d] = cg_expr(cg, n->u.call.args[d + 1]);
+        LLVMValueRef infer = LLVMBuildICmp(cg->b, LLVMIntEQ, dims[d], cg_i64(cg, -1), "");
+        known = LLVMBuildMul(cg->b, known, LLVMBuildSelect(cg->b, infer, cg_i64(cg, 1), dims[d], ""), "");
+        nneg = LLVMBuildAdd(cg->b, nneg, LLVMBuildZExt(cg->b, infer, cg->i64, ""), "");
+        bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntSLT, dims[d], cg_i64(cg, -1), ""), "");
+    }
+    LLVMValueRef known_zero = LLVMBuildICmp(cg->b, LLVMIntEQ, known, cg_i64(cg, 0), "");
+    LLVMValueRef inferred = LLVMBuildSelect(cg->b, known_zero, cg_i64(cg, 0),
+                                            LLVMBuildSDiv(cg->b, total, LLVMBuildSelect(cg->b, known_zero, cg_i64(cg, 1), known, ""), ""), "");
+    LLVMValueRef prod = cg_i64(cg, 1);
+    for (int d = 0; d < nd; d++) {
+        LLVMValueRef infer = LLVMBuildICmp(cg->b, LLVMIntEQ, dims[d], cg_i64(cg, -1), "");
+        dims[d] = LLVMBuildSelect(cg->b, infer, inferred, dims[d], "");
+        prod = LLVMBuildMul(cg->b, prod, dims[d], "");
+    }
+    bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntUGT, nneg, cg_i64(cg, 1), ""), "");
+    bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, prod, total, ""), "");
+    LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_RESHAPE)};
+    cg_raise_if(cg, bad, "rt_raise_value", n->pos, extra, 1);
+    LLVMValueRef agg = LLVMGetUndef(cg_type(cg, n->type));
+    agg = LLVMBuildInsertValue(cg->b, agg, cg_array_data(cg, x), 0, "");
+    agg = LLVMBuildInsertValue(cg->b, agg, LLVMBuildExtractValue(cg->b, x, 1, ""), 1, "");
+    LLVMValueRef dv = LLVMGetUndef(LLVMArrayType(cg->i64, (unsigned)nd)), sv = dv;
+    LLVMValueRef stride = cg_i64(cg, ir_dtype_size(n->type->dtype));
+    for (int d = nd - 1; d >= 0; d--) {
+        dv = LLVMBuildInsertValue(cg->b, dv, dims[d], (unsigned)d, "");
+        sv = LLVMBuildInsertValue(cg->b, sv, stride, (unsigned)d, "");
+        stride = LLVMBuildMul(cg->b, stride, dims[d], "");
+    }
+    agg = LLVMBuildInsertValue(cg->b, agg, dv, 2, "");
+    return LLVMBuildInsertValue(cg->b, agg, sv, 3, "");
+}
+
+typedef struct CopyEnv {
+    IrDtype dt;
+    int ndim;
+    LLVMValueRef src, dst_data, dst_strides[32], src_strides[32];
+} CopyEnv;
+
+static void copy_body(Cg *cg, LLVMValueRef *idx, void *env)
+{
+    CopyEnv *e = env;
+    LLVMValueRef so = cg_i64(cg, 0), dof = cg_i64(cg, 0);
+    for (int d = 0; d < e->ndim; d++) {
+        so = LLVMBuildAdd(cg->b, so, LLVMBuildMul(cg->b, idx[d], e->src_strides[d], ""), "");
+        dof = LLVMBuildAdd(cg->b, dof, LLVMBuildMul(cg->b, idx[d], e->dst_strides[d], ""), "");
+    }
+    LLVMTypeRef mt = cg_mem_type(cg, e->dt);
+    LLVMValueRef v = LLVMBuildLoad2(cg->b, mt, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->src), &so, 1, ""), "");
+    LLVMBuildStore(cg->b, v, LLVMBuildGEP2(cg->b, cg->i8, e->dst_data, &dof, 1, ""));
+}
+
+/* concatenate(parts..., axis): a new array, each part copied into its slab along the axis. */
+static LLVMValueRef concatenate(Cg *cg, const IrNode *n)
+{
+    int np = n->u.call.nargs - 1, nd = n->type->ndim;
+    int axis = (int)n->u.call.args[np]->u.konst.i;
+    LLVMValueRef parts[64];
+    if (np > 64) {
+        lk_diag_set(cg->diag, LK_ERR_COMPILE, cg->f->file, n->pos.line, n->pos.col, "concatenate of more than 64 arrays");
+        return LLVMGetUndef(cg_type(cg, n->type));
+    }
+    for (int i = 0; i < np; i++) parts[i] = cg_expr(cg, n->u.call.args[i]);
+    LLVMValueRef dims[32], bad = LLVMConstInt(cg->i1, 0, 0);
+    for (int d = 0; d < nd; d++) dims[d] = cg_array_dim(cg, parts[0], d);
+    dims[axis] = cg_i64(cg, 0);
+    for (int i = 0; i < np; i++) {
+        dims[axis] = LLVMBuildAdd(cg->b, dims[axis], cg_array_dim(cg, parts[i], axis), "");
+        for (int d = 0; d < nd; d++)
+            if (d != axis)
+                bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, cg_array_dim(cg, parts[i], d), dims[d], ""), "");
+    }
+    LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_CONCAT)};
+    cg_raise_if(cg, bad, "rt_raise_value", n->pos, extra, 1);
+    LLVMValueRef out = cg_new_array(cg, n->type->dtype, nd, dims, n->pos);
+    LLVMValueRef offset = cg_i64(cg, 0);
+    for (int i = 0; i < np; i++) {
+        CopyEnv e = {.dt = n->type->dtype, .ndim = nd, .src = parts[i]};
+        LLVMValueRef pdims[32];
+        for (int d = 0; d < nd; d++) {
+            pdims[d] = cg_array_dim(cg, parts[i], d);
+            e.src_strides[d] = cg_array_stride(cg, parts[i], d);
+            e.dst_strides[d] = cg_array_stride(cg, out, d);
+        }
+        LLVMValueRef off = LLVMBuildMul(cg->b, offset, e.dst_strides[axis], "");
+        e.dst_data = LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, out), &off, 1, "");
+        cg_loop_nest(cg, nd, pdims, copy_body, &e, false);
+        offset = LLVMBuildAdd(cg->b, offset, pdims[axis], "");
+    }
+    return out;
+}
+
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
 {
+    if (strcmp(n->u.call.name, "reshape") == 0) return reshape(cg, n);
+    if (strcmp(n->u.call.name, "concatenate") == 0) return concatenate(cg, n);
     const char *name = n->u.call.name;
     if (strcmp(name, "transpose") == 0) return cg_transpose(cg, cg_expr(cg, n->u.call.args[0]), n->type->ndim);
     if (strcmp(name, "matmul") == 0) return matmul(cg, n);
