@@ -85,6 +85,7 @@ static IrNode *hoist_map(Hoist *h, IrNode *m)
     }
     IrNode *out = alloc_into_temp(h, m, dims, nd);
     m->u.map.out = out;
+    m->u.map.out_is_fresh = true;
     m->type = out->type;
     emit_fill(h, m);
     return out;

@@ -220,6 +220,7 @@ struct IrNode {
             IrNode **inputs;     /* arrays (broadcast against each other) or scalars */
             int ninputs;
             IrNode *out;         /* NULL: the map is an expression producing a new array */
+            bool out_is_fresh;   /* out was just allocated for this map: nothing can overlap it */
         } map;
         struct {
             IrVar **idx;         /* one int64 index variable per dimension */

@@ -78,6 +78,8 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n);
 LLVMValueRef cg_scan(Cg *cg, const IrNode *n);
 /* intrinsics.c: the typed IR's named operations (transpose, matmul, ...) */
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n);
+/* Element by element copy of src into dst (same shape dims, any strides). */
+void cg_copy_array(Cg *cg, LLVMValueRef dst, LLVMValueRef src, const IrType *t, LLVMValueRef *dims);
 LLVMValueRef cg_bcast_shape(Cg *cg, const IrNode *n);
 LLVMValueRef cg_transpose(Cg *cg, LLVMValueRef arr, int ndim);
 

@@ -538,6 +538,76 @@ static void run_map(Cg *cg, MapIn *m, bool out_is_c, bool vectorize)
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 
+/* The lowest and one-past-highest byte address an array touches (equal when it is empty). */
+static void byte_range(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *lo, LLVMValueRef *hi)
+{
+    LLVMValueRef base = LLVMBuildPtrToInt(cg->b, cg_array_data(cg, arr), cg->i64, "");
+    LLVMValueRef neg = cg_i64(cg, 0), pos = cg_i64(cg, ir_dtype_size(t->dtype)), empty = LLVMConstInt(cg->i1, 0, 0);
+    for (int d = 0; d < t->ndim; d++) {
+        LLVMValueRef dim = cg_array_dim(cg, arr, d);
+        empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, dim, cg_i64(cg, 0), ""), "");
+        LLVMValueRef span = LLVMBuildMul(cg->b, LLVMBuildSub(cg->b, dim, cg_i64(cg, 1), ""), cg_array_stride(cg, arr, d), "");
+        LLVMValueRef is_neg = LLVMBuildICmp(cg->b, LLVMIntSLT, span, cg_i64(cg, 0), "");
+        neg = LLVMBuildAdd(cg->b, neg, LLVMBuildSelect(cg->b, is_neg, span, cg_i64(cg, 0), ""), "");
+        pos = LLVMBuildAdd(cg->b, pos, LLVMBuildSelect(cg->b, is_neg, cg_i64(cg, 0), span, ""), "");
+    }
+    *lo = LLVMBuildAdd(cg->b, base, neg, "");
+    *hi = LLVMBuildSelect(cg->b, empty, *lo, LLVMBuildAdd(cg->b, base, pos, ""), "");
+}
+
+/* NumPy semantics for a[1:] = a[:-1] and friends: an input that overlaps the output, other than by reading
+ * each element exactly where it is written, is copied first, so the result is as if all reads came before all
+ * writes. Checked at run time; the copy is made only when the memory really overlaps. */
+static void copy_overlapping_inputs(Cg *cg, MapIn *m, const IrType *ot)
+{
+    LLVMValueRef olo, ohi;
+    byte_range(cg, m->out, ot, &olo, &ohi);
+    for (int i = 0; i < m->n; i++) {
+        const IrType *t = m->map->u.map.inputs[i]->type;
+        if (t->kind != IR_TY_ARRAY) continue;
+        LLVMValueRef lo, hi;
+        byte_range(cg, m->vals[i], t, &lo, &hi);
+        LLVMValueRef overlap = LLVMBuildAnd(cg->b, LLVMBuildICmp(cg->b, LLVMIntULT, lo, ohi, ""),
+                                            LLVMBuildICmp(cg->b, LLVMIntULT, olo, hi, ""), "");
+        /* element-for-element in place (same start, same strides on every axis it spans) is safe */
+        LLVMValueRef same = LLVMBuildICmp(cg->b, LLVMIntEQ, cg_array_data(cg, m->vals[i]), cg_array_data(cg, m->out), "");
+        for (int k = 0; k < t->ndim; k++) {
+            int d = m->ndim - t->ndim + k;
+            same = LLVMBuildAnd(cg->b, same, LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[i][k], cg_array_stride(cg, m->out, d), ""), "");
+        }
+        for (int d = 0; d < m->ndim - t->ndim; d++) /* broadcast over an output axis: read many times, written once */
+            same = LLVMBuildAnd(cg->b, same, LLVMBuildICmp(cg->b, LLVMIntULE, cg_array_dim(cg, m->out, d), cg_i64(cg, 1), ""), "");
+        LLVMValueRef must_copy = LLVMBuildAnd(cg->b, overlap, LLVMBuildNot(cg->b, same, ""), "");
+        LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b), copy_bb = cg_new_bb(cg, "overlap_copy"), done = cg_new_bb(cg, "overlap_done");
+        LLVMBuildCondBr(cg->b, must_copy, copy_bb, done);
+        LLVMPositionBuilderAtEnd(cg->b, copy_bb);
+        LLVMValueRef dims[MAX_DIMS];
+        for (int k = 0; k < t->ndim; k++) dims[k] = cg_array_dim(cg, m->vals[i], k);
+        LLVMValueRef copy = cg_new_array(cg, t->dtype, t->ndim, dims, m->map->pos);
+        cg_copy_array(cg, copy, m->vals[i], t, dims);
+        /* the copy is C-contiguous: its strides replace the input's, keeping the broadcast zeros */
+        LLVMValueRef cstr[MAX_DIMS];
+        for (int k = 0; k < t->ndim; k++) {
+            LLVMValueRef zero_stride = LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[i][k], cg_i64(cg, 0), "");
+            cstr[k] = LLVMBuildSelect(cg->b, zero_stride, cg_i64(cg, 0), cg_array_stride(cg, copy, k), "");
+        }
+        LLVMBasicBlockRef copy_end = LLVMGetInsertBlock(cg->b);
+        LLVMBuildBr(cg->b, done);
+        LLVMPositionBuilderAtEnd(cg->b, done);
+        LLVMValueRef phi = LLVMBuildPhi(cg->b, LLVMTypeOf(m->vals[i]), "");
+        LLVMValueRef vals[2] = {m->vals[i], copy};
+        LLVMBasicBlockRef froms[2] = {from, copy_end};
+        LLVMAddIncoming(phi, vals, froms, 2);
+        m->vals[i] = phi;
+        for (int k = 0; k < t->ndim; k++) {
+            LLVMValueRef sphi = LLVMBuildPhi(cg->b, cg->i64, "");
+            LLVMValueRef svals[2] = {m->bstrides[i][k], cstr[k]};
+            LLVMAddIncoming(sphi, svals, froms, 2);
+            m->bstrides[i][k] = sphi;
+        }
+    }
+}
+
 LLVMValueRef cg_map(Cg *cg, const IrNode *n)
 {
     MapIn m = {.sink = SINK_STORE};
@@ -547,6 +617,7 @@ LLVMValueRef cg_map(Cg *cg, const IrNode *n)
         LLVMValueRef dims[MAX_DIMS];
         for (int d = 0; d < ot->ndim; d++) dims[d] = cg_array_dim(cg, m.out, d);
         if (!prepare_inputs(cg, &m, n, dims, ot->ndim)) return LLVMGetUndef(cg_type(cg, ot));
+        if (!n->u.map.out_is_fresh) copy_overlapping_inputs(cg, &m, ot);
     } else {
         if (!prepare_inputs(cg, &m, n, NULL, ot->ndim)) return LLVMGetUndef(cg_type(cg, ot));
         m.out = cg_new_array(cg, ot->dtype, ot->ndim, m.dims, n->pos);

@@ -84,6 +84,16 @@ static void copy_body(Cg *cg, LLVMValueRef *idx, void *env)
     LLVMBuildStore(cg->b, v, LLVMBuildGEP2(cg->b, cg->i8, e->dst_data, &dof, 1, ""));
 }
 
+void cg_copy_array(Cg *cg, LLVMValueRef dst, LLVMValueRef src, const IrType *t, LLVMValueRef *dims)
+{
+    CopyEnv e = {.dt = t->dtype, .ndim = t->ndim, .src = src, .dst_data = cg_array_data(cg, dst)};
+    for (int d = 0; d < t->ndim; d++) {
+        e.src_strides[d] = cg_array_stride(cg, src, d);
+        e.dst_strides[d] = cg_array_stride(cg, dst, d);
+    }
+    cg_loop_nest(cg, t->ndim, dims, copy_body, &e, false);
+}
+
 /* concatenate(parts..., axis): a new array, each part copied into its slab along the axis. */
 static LLVMValueRef concatenate(Cg *cg, const IrNode *n)
 {
