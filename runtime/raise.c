@@ -38,6 +38,7 @@ int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which)
         [RT_VAL_TOO_BIG] = "array is too big",
         [RT_VAL_NEG_POWER] = "Integers to negative integer powers are not allowed.",
         [RT_VAL_RESHAPE] = "cannot reshape the array into the requested shape (the sizes differ)",
+        [RT_VAL_MASK_SHAPE] = "boolean index did not match the indexed array's shape",
         [RT_VAL_CONCAT] = "all the input array dimensions except for the concatenation axis must match exactly",
     };
     const char *m = which > 0 && which < (int64_t)(sizeof msgs / sizeof msgs[0]) && msgs[which] ? msgs[which] : "invalid value";

@@ -89,7 +89,7 @@ void rt_gemm_f32(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t
 
 /* Messages for rt_raise_value, by code. */
 enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
-       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT };
+       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT, RT_VAL_MASK_SHAPE };
 
 /* After a call: free every buffer still owned by ctx (temporaries, or everything after an error). */
 void rt_ctx_release(RtCtx *ctx);

@@ -108,9 +108,53 @@ static IrLayout view_layout(IrNode *base, IrNode **items, int n)
     return IR_LAYOUT_C;
 }
 
-static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_items, int nsrc)
+static IrNode *elem_gather(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    IrNode *base = env;
+    IrNode *r = ir_node(ts->a, IR_INDEX, pos);
+    r->u.index.base = base;
+    r->u.index.n = n;
+    r->u.index.items = ir_nodes(ts->a, n);
+    for (int i = 0; i < n; i++)
+        if (!(r->u.index.items[i] = ts_cast(ts, e[i], ir_type_scalar(IR_DT_INT64)))) return NULL;
+    r->u.index.checked = ts->sess->opts->boundscheck;
+    r->type = ir_type_scalar(base->type->dtype);
+    return r;
+}
+
+/* a[mask] (a boolean array of a's shape: the selected elements, 1-D) and a[i, j, ...] with integer arrays
+ * (broadcast together: a map whose body reads a at those indices). Reading only. */
+static IrNode *fancy_index(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int n)
+{
+    int ndim = base->type->ndim;
+    if (n == 1 && items[0]->type->kind == IR_TY_ARRAY && items[0]->type->dtype == IR_DT_BOOL) {
+        if (items[0]->type->ndim != ndim)
+            TS_ERR(ts, pos, "a boolean index must have the indexed array's %d dimensions", ndim);
+        IrNode *c = ir_node(ts->a, IR_CALL, pos);
+        c->u.call.ckind = IR_CALLEE_INTRINSIC;
+        c->u.call.name = "mask_select";
+        c->u.call.nargs = 2;
+        c->u.call.args = ir_nodes(ts->a, 2);
+        c->u.call.args[0] = base;
+        c->u.call.args[1] = items[0];
+        c->type = ir_type_array(base->type->dtype, 1, IR_LAYOUT_C);
+        return c;
+    }
+    if (n != ndim)
+        TS_ERR(ts, pos, "indexing with integer arrays needs one index per dimension (%d), mixing them with slices is not supported yet", ndim);
+    for (int i = 0; i < n; i++) {
+        IrType *t = items[i]->type;
+        if (!((t->kind == IR_TY_ARRAY && ir_dtype_is_int(t->dtype)) || (t->kind == IR_TY_SCALAR && ts_is_int_scalar(t) && t->dtype != IR_DT_BOOL)))
+            TS_ERR(ts, pos, "index %d: only integer arrays, integers or one boolean mask can index an array this way", i);
+    }
+    IrNode *b = ts_reuse(ts, base);
+    return ts_make_map(ts, pos, items, n, elem_gather, b);
+}
+
+static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_items, int nsrc, bool for_store)
 {
     int ndim = base->type->ndim, used = 0, nints = 0, nnew = 0;
+    bool fancy = false;
     IrNode **items = ir_nodes(ts->a, nsrc);
     for (int i = 0; i < nsrc; i++) {
         const IrNode *it = src_items[i];
@@ -128,7 +172,9 @@ static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_i
                 used++;
                 nints++;
             } else if (t->type->kind == IR_TY_ARRAY) {
-                TS_ERR(ts, it->pos, "indexing with an array (mask or integer array) is not built yet");
+                if (for_store) TS_ERR(ts, it->pos, "assigning through an index array or mask is not supported yet");
+                fancy = true;
+                used++;
             } else {
                 TS_ERR(ts, it->pos, "array indices must be integers or slices, not %s", ts_type_name(t->type));
             }
@@ -138,6 +184,12 @@ static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_i
     }
     if (used > ndim)
         TS_ERR(ts, pos, "too many indices for array: array is %d-dimensional, but %d were indexed", ndim, used);
+    if (fancy) {
+        for (int i = 0; i < nsrc; i++)
+            if (items[i]->kind == IR_SLICE || items[i]->type->kind == IR_TY_NONE)
+                TS_ERR(ts, pos, "mixing index arrays with slices or None is not supported yet");
+        return fancy_index(ts, pos, base, items, nsrc);
+    }
     IrNode *r = ir_node(ts->a, IR_INDEX, pos);
     r->u.index.base = base;
     r->u.index.items = items;
@@ -156,7 +208,7 @@ IrNode *ts_index(Ts *ts, const IrNode *n)
     if (!base) return NULL;
     if (base->type->kind == IR_TY_TUPLE) return index_tuple(ts, n, base);
     if (base->type->kind != IR_TY_ARRAY) TS_ERR(ts, n->pos, "%s cannot be indexed", ts_type_name(base->type));
-    return index_array(ts, n->pos, base, n->u.index.items, n->u.index.n);
+    return index_array(ts, n->pos, base, n->u.index.items, n->u.index.n, false);
 }
 
 static IrNode *transpose(Ts *ts, IrPos pos, IrNode *x)
@@ -220,7 +272,7 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
     if (base->type->kind != IR_TY_ARRAY) TS_ERR(ts, s->pos, "%s does not support item assignment", ts_type_name(base->type));
     IrNode *value = ts_expr(ts, s->u.store.value);
     if (!value) return NULL;
-    IrNode *dst = index_array(ts, s->pos, base, target->u.index.items, target->u.index.n);
+    IrNode *dst = index_array(ts, s->pos, base, target->u.index.items, target->u.index.n, true);
     if (!dst) return NULL;
     if (value->type->kind != IR_TY_SCALAR && value->type->kind != IR_TY_ARRAY)
         TS_ERR(ts, s->pos, "cannot store %s into an array", ts_type_name(value->type));

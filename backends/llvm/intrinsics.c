@@ -134,8 +134,63 @@ static LLVMValueRef concatenate(Cg *cg, const IrNode *n)
     return out;
 }
 
+typedef struct MaskEnv {
+    const IrType *at;
+    LLVMValueRef a, mask, count, out;
+    bool fill;
+} MaskEnv;
+
+static void mask_body(Cg *cg, LLVMValueRef *idx, void *env)
+{
+    MaskEnv *e = env;
+    LLVMValueRef mo = cg_i64(cg, 0), ao = cg_i64(cg, 0);
+    for (int d = 0; d < e->at->ndim; d++) {
+        mo = LLVMBuildAdd(cg->b, mo, LLVMBuildMul(cg->b, idx[d], cg_array_stride(cg, e->mask, d), ""), "");
+        ao = LLVMBuildAdd(cg->b, ao, LLVMBuildMul(cg->b, idx[d], cg_array_stride(cg, e->a, d), ""), "");
+    }
+    LLVMValueRef m = LLVMBuildLoad2(cg->b, cg->i8, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->mask), &mo, 1, ""), "");
+    LLVMValueRef on = LLVMBuildICmp(cg->b, LLVMIntNE, m, LLVMConstInt(cg->i8, 0, 0), "");
+    LLVMValueRef k = LLVMBuildLoad2(cg->b, cg->i64, e->count, "");
+    if (e->fill) {
+        LLVMBasicBlockRef yes = cg_new_bb(cg, "mask_on"), done = cg_new_bb(cg, "mask_next");
+        LLVMBuildCondBr(cg->b, on, yes, done);
+        LLVMPositionBuilderAtEnd(cg->b, yes);
+        LLVMTypeRef mt = cg_mem_type(cg, e->at->dtype);
+        LLVMValueRef v = LLVMBuildLoad2(cg->b, mt, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->a), &ao, 1, ""), "");
+        LLVMValueRef oo = LLVMBuildMul(cg->b, k, cg_i64(cg, ir_dtype_size(e->at->dtype)), "");
+        LLVMBuildStore(cg->b, v, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->out), &oo, 1, ""));
+        LLVMBuildBr(cg->b, done);
+        LLVMPositionBuilderAtEnd(cg->b, done);
+    }
+    LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, k, LLVMBuildZExt(cg->b, on, cg->i64, ""), ""), e->count);
+}
+
+/* a[mask]: count the selected elements, allocate, copy them in C order. */
+static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
+{
+    const IrType *at = n->u.call.args[0]->type;
+    MaskEnv e = {.at = at, .a = cg_expr(cg, n->u.call.args[0]), .mask = cg_expr(cg, n->u.call.args[1])};
+    LLVMValueRef dims[32], bad = LLVMConstInt(cg->i1, 0, 0);
+    for (int d = 0; d < at->ndim; d++) {
+        dims[d] = cg_array_dim(cg, e.a, d);
+        bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, dims[d], cg_array_dim(cg, e.mask, d), ""), "");
+    }
+    LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_MASK_SHAPE)};
+    cg_raise_if(cg, bad, "rt_raise_value", n->pos, extra, 1);
+    e.count = cg_alloca(cg, cg->i64, "count");
+    LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
+    cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
+    LLVMValueRef total = LLVMBuildLoad2(cg->b, cg->i64, e.count, "");
+    e.out = cg_new_array(cg, at->dtype, 1, &total, n->pos);
+    LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
+    e.fill = true;
+    cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
+    return e.out;
+}
+
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
 {
+    if (strcmp(n->u.call.name, "mask_select") == 0) return mask_select(cg, n);
     if (strcmp(n->u.call.name, "reshape") == 0) return reshape(cg, n);
     if (strcmp(n->u.call.name, "concatenate") == 0) return concatenate(cg, n);
     const char *name = n->u.call.name;
