@@ -23,6 +23,15 @@ typedef struct FeCtx {
     int line_offset;     /* file line of ast line 1 */
     IrPos pos;           /* the node being lowered: errors about nodes without a position use it */
     int depth;           /* nesting of expressions and statements, bounded so that C recursion stays shallow */
+    /* nested functions (lambda, def inside def): the enclosing function's context, and what this one captured
+     * from it (its own param for each, and the enclosing variable it reads at each call) */
+    struct FeCtx *outer;
+    IrVar *cap_inner[64], *cap_outer[64];
+    int ncap;
+    /* comprehension targets in scope, innermost last: they shadow every other name */
+    const char *comp_names[16];
+    IrVar *comp_vars[16];
+    int ncomp;
 } FeCtx;
 
 #define FE_MAX_DEPTH 500
@@ -56,9 +65,15 @@ typedef struct FeRes {
     const char *name;   /* the name as written */
     const char *qual;   /* see above */
     PyObject *obj;      /* borrowed */
+    IrVar *var;         /* FE_RES_LOCAL of a comprehension target or a captured variable: that variable */
 } FeRes;
 
 bool fe_resolve(FeCtx *c, PyObject *id, IrPos pos, FeRes *out); /* id: a str; false with diag on a bad env */
+
+/* ---- lower_stmt.c: nested functions ---- */
+/* A lambda or a def inside the function, as an IR_LAMBDA whose func captures what it reads of the enclosing
+ * function's variables. */
+IrNode *fe_lower_nested(FeCtx *c, PyObject *node, IrPos pos);
 
 /* ---- lower_expr.c ---- */
 IrNode *fe_lower_expr(FeCtx *c, PyObject *e);

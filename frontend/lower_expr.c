@@ -18,9 +18,9 @@ static IrNode *lower_rejected(FeCtx *c, PyObject *e, IrPos pos)
 {
     static const struct { const char *kind, *what; } rejected[] = {
         {"Starred", "starred expression (*x)"},   {"Dict", "dict display"},
-        {"Set", "set display"},                   {"ListComp", "list comprehension"},
+        {"Set", "set display"},
         {"SetComp", "set comprehension"},         {"DictComp", "dict comprehension"},
-        {"GeneratorExp", "generator expression"}, {"Lambda", "lambda"},
+        {"GeneratorExp", "generator expression"},
         {"JoinedStr", "f-string"},                {"FormattedValue", "f-string"},
         {"Await", "await"},                       {"Yield", "yield"},
         {"YieldFrom", "yield from"},              {"NamedExpr", "assignment expression (:=)"},
@@ -88,12 +88,15 @@ static IrNode *lower_name(FeCtx *c, PyObject *e, IrPos pos)
     FeRes r;
     if (!id || !fe_resolve(c, id, pos, &r)) return NULL;
     switch (r.kind) {
-    case FE_RES_LOCAL: return ir_var_ref(c->a, pos, ir_func_var(c->f, r.name));
+    case FE_RES_LOCAL: return ir_var_ref(c->a, pos, r.var ? r.var : ir_func_var(c->f, r.name));
     case FE_RES_CONST: return fe_const_from_py(c, r.obj, pos);
     case FE_RES_MODULE:
     case FE_RES_NAMED: return nameref(c, pos, r.qual);
-    case FE_RES_FUNC:
-        return fe_error(c, pos, "functions as values are not supported yet ('%s' can only be called)", r.name);
+    case FE_RES_FUNC: {
+        IrNode *n = new_node(c, IR_LAMBDA, pos);
+        n->u.lambda.func_handle = r.obj; /* borrowed: env keeps it alive */
+        return n;
+    }
     case FE_RES_UNSUPPORTED:
     case FE_RES_UNDEFINED: return name_misuse(c, &r, pos);
     }
@@ -384,7 +387,12 @@ static bool lower_callee(FeCtx *c, PyObject *func, IrNode *n, IrPos pos, IrNode 
             n->u.call.name = fe_dup(c, r.name);
             n->u.call.func_handle = r.obj; /* borrowed: env keeps it alive */
             return true;
-        case FE_RES_LOCAL: fe_error(c, pos, "calling a local variable ('%s') is not supported", r.name); return false;
+        case FE_RES_LOCAL:
+            /* a nested function bound to a local name, or a function passed in: called by value */
+            n->u.call.ckind = IR_CALLEE_VALUE;
+            n->u.call.name = fe_dup(c, r.name);
+            *receiver = ir_var_ref(c->a, pos, r.var ? r.var : ir_func_var(c->f, r.name));
+            return true;
         case FE_RES_MODULE: fe_error(c, pos, "module '%s' is not callable", r.qual); return false;
         case FE_RES_CONST: fe_error(c, pos, "'%s' is a constant, not a function", r.name); return false;
         case FE_RES_UNSUPPORTED:
@@ -457,6 +465,36 @@ static IrNode *lower_call(FeCtx *c, PyObject *e, IrPos pos)
     return n;
 }
 
+/* [elt for target in iter]: one generator, no conditions (the result's length must be known before it is
+ * filled). The target is a new variable, visible only in elt. */
+static IrNode *lower_listcomp(FeCtx *c, PyObject *e, IrPos pos)
+{
+    PyObject *gens = fe_list(c, e, "generators"), *elt = gens ? fe_get(c, e, "elt") : NULL;
+    if (!elt) return NULL;
+    if (PyList_GET_SIZE(gens) != 1)
+        return fe_error(c, pos, "a comprehension with several 'for' clauses is not supported; nest comprehensions instead");
+    PyObject *g = PyList_GET_ITEM(gens, 0);
+    PyObject *target = fe_get(c, g, "target"), *iter = target ? fe_get(c, g, "iter") : NULL;
+    PyObject *ifs = iter ? fe_list(c, g, "ifs") : NULL;
+    if (!ifs) return NULL;
+    if (PyList_GET_SIZE(ifs) > 0) return fe_error(c, pos, "a comprehension with an 'if' clause is not supported (its length would not be known)");
+    if (!fe_is(target, "Name")) return fe_error(c, pos, "a comprehension's target must be a single name");
+    const char *name = fe_str(c, target, "id");
+    if (!name) return NULL;
+    if (c->ncomp == 16) return fe_error(c, pos, "comprehensions nested too deeply");
+    IrNode *n = new_node(c, IR_COMPREHENSION, pos);
+    if (!(n->u.comprehension.iter = fe_lower_expr(c, iter))) return NULL;
+    char scoped[128];
+    snprintf(scoped, sizeof scoped, "%s'", name);
+    IrVar *v = ir_func_new_var(c->f, scoped);
+    n->u.comprehension.target = v;
+    c->comp_names[c->ncomp] = name;
+    c->comp_vars[c->ncomp++] = v;
+    n->u.comprehension.elt = fe_lower_expr(c, elt);
+    c->ncomp--;
+    return n->u.comprehension.elt ? n : NULL;
+}
+
 /* ---- dispatch ---- */
 
 static IrNode *lower_constant(FeCtx *c, PyObject *e, IrPos pos)
@@ -479,6 +517,8 @@ static IrNode *lower_kind(FeCtx *c, PyObject *e, IrPos pos)
     if (!strcmp(k, "Subscript")) return fe_lower_subscript(c, e);
     if (!strcmp(k, "Attribute")) return lower_attribute(c, e, pos);
     if (!strcmp(k, "Tuple") || !strcmp(k, "List")) return lower_tuple(c, e, pos);
+    if (!strcmp(k, "Lambda")) return fe_lower_nested(c, e, pos);
+    if (!strcmp(k, "ListComp")) return lower_listcomp(c, e, pos);
     return lower_rejected(c, e, pos);
 }
 

@@ -10,6 +10,9 @@
 #include "lower.h"
 
 static bool lower_block(FeCtx *c, PyObject *stmts, Py_ssize_t start, IrBlock *out);
+static bool collect_locals(FeCtx *c, PyObject *body);
+static bool lower_params(FeCtx *c, PyObject *fdef);
+static bool is_docstring(FeCtx *c, PyObject *s);
 
 static void emit(FeCtx *c, IrBlock *out, IrNode *stmt)
 {
@@ -347,8 +350,7 @@ static bool lower_rejected(FeCtx *c, PyObject *s, IrPos pos)
         {"ImportFrom", "unsupported syntax: import statement inside a function"},
         {"Global", "keyword 'global' is not supported"},
         {"Nonlocal", "keyword 'nonlocal' is not supported"},
-        {"FunctionDef", "nested functions are not supported yet"},
-        {"AsyncFunctionDef", "nested functions are not supported yet"},
+        {"AsyncFunctionDef", "async functions are not supported"},
         {"ClassDef", "unsupported syntax: class definition inside a function"},
         {"TypeAlias", "unsupported syntax: type alias statement"},
     };
@@ -368,6 +370,17 @@ static bool lower_kind(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
     if (!strcmp(k, "For")) return lower_for(c, s, pos, out);
     if (!strcmp(k, "Return")) return lower_return(c, s, pos, out);
     if (!strcmp(k, "Expr")) return lower_expr_stmt(c, s, pos, out);
+    if (!strcmp(k, "FunctionDef")) {
+        /* def g(...) inside the function: g becomes a local bound to the nested function */
+        const char *name = fe_str(c, s, "name");
+        PyObject *decos = name ? fe_list(c, s, "decorator_list") : NULL;
+        if (!decos) return false;
+        if (PyList_GET_SIZE(decos) > 0) return fe_error(c, pos, "decorators on nested functions are not supported") != NULL;
+        IrNode *lam = fe_lower_nested(c, s, pos);
+        if (!lam) return false;
+        emit_assign(c, out, ir_func_var(c->f, name), lam, pos);
+        return true;
+    }
     if (!strcmp(k, "Pass") || !strcmp(k, "Break") || !strcmp(k, "Continue")) {
         emit(c, out, ir_node(c->a, k[0] == 'P' ? IR_PASS : k[0] == 'B' ? IR_BREAK : IR_CONTINUE, pos));
         return true;
@@ -398,6 +411,44 @@ static bool lower_block(FeCtx *c, PyObject *stmts, Py_ssize_t start, IrBlock *ou
 
 /* ---- the function ---- */
 
+IrNode *fe_lower_nested(FeCtx *c, PyObject *node, IrPos pos)
+{
+    bool is_def = fe_is(node, "FunctionDef");
+    const char *name = is_def ? fe_str(c, node, "name") : "<lambda>";
+    if (!name) return NULL;
+    FeCtx in = {.a = c->a, .diag = c->diag, .env = c->env, .keep = c->keep, .file = c->file,
+                .line_offset = c->line_offset, .pos = pos, .depth = c->depth, .outer = c};
+    in.locals = PySet_New(NULL);
+    if (!in.locals) return fe_py_error(c);
+    in.f = ir_func_new(c->a, name, c->file, pos.line);
+    bool ok = lower_params(&in, node);
+    if (ok && is_def) {
+        PyObject *body = fe_list(&in, node, "body");
+        ok = body && collect_locals(&in, body);
+        Py_ssize_t start = ok && PyList_GET_SIZE(body) > 0 && is_docstring(&in, PyList_GET_ITEM(body, 0)) ? 1 : 0;
+        ok = ok && lower_block(&in, body, start, &in.f->body);
+    } else if (ok) {
+        PyObject *body = fe_get(&in, node, "body");
+        IrNode *ret = ir_node(c->a, IR_RETURN, pos);
+        ok = body && (ret->u.ret.value = fe_lower_expr(&in, body)) != NULL;
+        if (ok) ir_block_push(c->a, &in.f->body, ret);
+    }
+    Py_DECREF(in.locals);
+    if (!ok) return NULL;
+    /* the captured variables become the last params; each call passes the enclosing variables' values */
+    IrFunc *f = in.f;
+    IrVar **params = rt_arena_alloc(c->a, sizeof(IrVar *) * (size_t)(f->nparams + in.ncap + 1));
+    for (int i = 0; i < f->nparams; i++) params[i] = f->params[i];
+    for (int i = 0; i < in.ncap; i++) params[f->nparams + i] = in.cap_inner[i];
+    f->params = params;
+    f->nparams += in.ncap;
+    f->ncaptured = in.ncap;
+    f->captured_from = rt_arena_dup(c->a, in.cap_outer, sizeof(IrVar *) * (size_t)(in.ncap + 1));
+    IrNode *lam = ir_node(c->a, IR_LAMBDA, pos);
+    lam->u.lambda.func = f;
+    return lam;
+}
+
 /* Python's scoping rule, for the names this frontend can bind: a name stored anywhere in the body is local. */
 static bool collect_locals(FeCtx *c, PyObject *body)
 {
@@ -409,7 +460,11 @@ static bool collect_locals(FeCtx *c, PyObject *body)
         PyObject *it = PyObject_CallFunctionObjArgs(walk, PyList_GET_ITEM(body, i), NULL), *node;
         if (!it) break;
         while (ok && (node = PyIter_Next(it))) {
-            if (fe_is(node, "Name")) {
+            if (fe_is(node, "FunctionDef")) {
+                PyObject *id = PyObject_GetAttrString(node, "name");
+                if (!id || PySet_Add(c->locals, id) < 0) ok = false;
+                Py_XDECREF(id);
+            } else if (fe_is(node, "Name")) {
                 PyObject *ctx = PyObject_GetAttrString(node, "ctx");
                 PyObject *id = ctx ? PyObject_GetAttrString(node, "id") : NULL;
                 if (!id || ((fe_is(ctx, "Store") || fe_is(ctx, "Del")) && PySet_Add(c->locals, id) < 0)) ok = false;
@@ -497,7 +552,15 @@ static IrFunc *lower_function(FeCtx *c, PyObject *fdef)
 {
     c->pos = fe_pos(c, fdef);
     if (fe_is(fdef, "AsyncFunctionDef")) return fe_error(c, c->pos, "async functions are not supported");
-    if (fe_is(fdef, "Lambda")) return fe_error(c, c->pos, "lambda functions are not supported; use def");
+    if (fe_is(fdef, "Lambda")) {
+        /* a lambda compiled on its own (passed to lk.map from Python): a function returning its body */
+        c->f = ir_func_new(c->a, "<lambda>", c->file, c->pos.line);
+        PyObject *body = lower_params(c, fdef) ? fe_get(c, fdef, "body") : NULL;
+        IrNode *ret = ir_node(c->a, IR_RETURN, c->pos);
+        if (!body || !(ret->u.ret.value = fe_lower_expr(c, body))) return NULL;
+        ir_block_push(c->a, &c->f->body, ret);
+        return c->f;
+    }
     if (!fe_is(fdef, "FunctionDef")) {
         lk_diag_set(c->diag, LK_ERR_INTERNAL, c->file, c->pos.line, c->pos.col,
                     "internal error in the frontend: expected an ast.FunctionDef, got %s", fe_kind(fdef));

@@ -152,7 +152,13 @@ bool fe_resolve(FeCtx *c, PyObject *id, IrPos pos, FeRes *out)
 {
     const char *name = fe_utf8(c, id);
     if (!name) return false;
-    *out = (FeRes){FE_RES_UNDEFINED, name, NULL, NULL};
+    *out = (FeRes){FE_RES_UNDEFINED, name, NULL, NULL, NULL};
+    for (int i = c->ncomp - 1; i >= 0; i--)
+        if (strcmp(c->comp_names[i], name) == 0) {
+            out->kind = FE_RES_LOCAL;
+            out->var = c->comp_vars[i];
+            return true;
+        }
     int local = PySet_Contains(c->locals, id);
     if (local < 0) {
         fe_py_error(c);
@@ -160,6 +166,21 @@ bool fe_resolve(FeCtx *c, PyObject *id, IrPos pos, FeRes *out)
     }
     if (local) {
         out->kind = FE_RES_LOCAL;
+        return true;
+    }
+    if (c->outer) {
+        /* a nested function: the enclosing function's variables are captured, other names resolve as there */
+        if (!fe_resolve(c->outer, id, pos, out)) return false;
+        if (out->kind != FE_RES_LOCAL) return true;
+        IrVar *outer_var = out->var ? out->var : ir_func_var(c->outer->f, name);
+        for (int i = 0; i < c->ncap; i++)
+            if (c->cap_outer[i] == outer_var) {
+                out->var = c->cap_inner[i];
+                return true;
+            }
+        if (c->ncap == 64) return fe_error(c, pos, "a nested function may capture at most 64 variables") != NULL;
+        c->cap_outer[c->ncap] = outer_var;
+        out->var = c->cap_inner[c->ncap++] = ir_func_new_var(c->f, name);
         return true;
     }
     if (!c->env) return true;
@@ -173,17 +194,17 @@ bool fe_resolve(FeCtx *c, PyObject *id, IrPos pos, FeRes *out)
     if (!tag) return fe_failed(c) ? false : bad_env(c, pos, name);
     PyObject *arg = PyTuple_GET_ITEM(r, 1);
     if (strcmp(tag, "const") == 0) {
-        *out = (FeRes){FE_RES_CONST, name, NULL, arg};
+        *out = (FeRes){FE_RES_CONST, name, NULL, arg, NULL};
     } else if (strcmp(tag, "module") == 0) {
         const char *mod = tuple_str(c, r, 1);
         if (!mod || PyTuple_GET_SIZE(r) < 3) return fe_failed(c) ? false : bad_env(c, pos, name);
-        *out = (FeRes){FE_RES_MODULE, name, mod, PyTuple_GET_ITEM(r, 2)};
+        *out = (FeRes){FE_RES_MODULE, name, mod, PyTuple_GET_ITEM(r, 2), NULL};
     } else if (strcmp(tag, "named") == 0 || strcmp(tag, "unsupported") == 0) {
         const char *q = tuple_str(c, r, 1);
         if (!q) return fe_failed(c) ? false : bad_env(c, pos, name);
-        *out = (FeRes){tag[0] == 'n' ? FE_RES_NAMED : FE_RES_UNSUPPORTED, name, q, NULL};
+        *out = (FeRes){tag[0] == 'n' ? FE_RES_NAMED : FE_RES_UNSUPPORTED, name, q, NULL, NULL};
     } else if (strcmp(tag, "func") == 0) {
-        *out = (FeRes){FE_RES_FUNC, name, NULL, arg};
+        *out = (FeRes){FE_RES_FUNC, name, NULL, arg, NULL};
     } else {
         return bad_env(c, pos, name);
     }

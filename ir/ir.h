@@ -37,6 +37,7 @@ typedef enum {
     IR_TY_SLICE,   /* a slice object (start/stop/step as int64 or absent) */
     IR_TY_RANGE,   /* a range object; only as a for-loop iterable */
     IR_TY_DTYPE,   /* a dtype used as a value (np.float32): dtype */
+    IR_TY_FUNC,    /* a function used as a value (a lambda, a nested def, a module-level function): func */
 } IrTypeKind;
 
 typedef enum { IR_LAYOUT_C, IR_LAYOUT_ANY } IrLayout;
@@ -50,6 +51,7 @@ struct IrType {
     IrLayout layout;
     int nelems;
     IrType **elems;
+    const void *func;   /* IR_TY_FUNC: the untyped IrFunc (or the resolver's handle) it calls */
 };
 
 /* Types are interned for the life of the process: equal types are the same pointer. */
@@ -61,6 +63,7 @@ IrType *ir_type_none(void);
 IrType *ir_type_slice(void);
 IrType *ir_type_range(void);
 IrType *ir_type_dtype(IrDtype dt);
+IrType *ir_type_func(const void *func);
 IrType *ir_type_strong(IrType *t);         /* the weak flag cleared */
 bool ir_dtype_is_int(IrDtype dt);
 bool ir_dtype_is_signed(IrDtype dt);
@@ -118,7 +121,13 @@ typedef enum {
     IR_RED_ADD, IR_RED_MUL, IR_RED_MIN, IR_RED_MAX, IR_RED_AND, IR_RED_OR,
     IR_RED_ARGMIN, IR_RED_ARGMAX,  /* the int64 index of the first min/max (NaN counts as the extreme) */
     IR_RED_NANMIN, IR_RED_NANMAX,  /* min/max ignoring NaN (all NaN gives NaN) */
+    IR_RED_FUNC,                   /* a user's combine function: combine over acc_param and elem_param */
 } IrReduceOp;
+
+/* The combine of a reduction or scan with IR_RED_FUNC: `body` is a scalar expression over the two params
+ * (the accumulated value and the next element); `init`, when not NULL, is the value to start from (else the
+ * first element, and an empty input is an error). */
+
 
 typedef enum {
     /* ---- expressions ---- */
@@ -136,6 +145,8 @@ typedef enum {
     IR_ATTR,         /* attr: value.name */
     IR_TUPLE,        /* tuple */
     IR_TUPLE_GET,    /* tuple_get: tuple[k], k constant */
+    IR_LAMBDA,       /* lambda: a function as a value: a nested function (func) or a global one (func_handle) */
+    IR_COMPREHENSION,/* comprehension: [elt for target in iter] (untyped IR only: typespec makes a map of it) */
     /* typed IR only */
     IR_CAST,         /* cast: value converted to node->type (scalars) */
     IR_MATH,         /* math: fn(args), float scalars of one type */
@@ -174,11 +185,19 @@ typedef enum {
     IR_CALLEE_NAMED,  /* a known global: name is "builtins.len", "numpy.sqrt", "math.floor", "lorikeet.map" */
     IR_CALLEE_METHOD, /* a method: name is "sum", args[0] is the receiver */
     IR_CALLEE_FUNC,   /* a user function: func_handle identifies it to the resolver (see typespec.h) */
+    IR_CALLEE_VALUE,  /* a function value: args[0] is it (a variable bound by a nested def, a parameter of an
+                       * operator), then the arguments */
     IR_CALLEE_INTRINSIC, /* typed IR: an operation every backend implements, by name: "transpose" (a view with
                           * the axes reversed) */
 } IrCalleeKind;
 
 typedef struct IrFunc IrFunc;
+
+typedef struct IrCombine {
+    IrVar *acc_param, *elem_param;
+    IrNode *body;
+    IrNode *init;
+} IrCombine;
 
 struct IrNode {
     IrKind kind;
@@ -209,6 +228,8 @@ struct IrNode {
         struct { IrNode *value; const char *name; } attr;
         struct { IrNode **items; int n; } tuple;
         struct { IrNode *tuple; int k; int unpack_n; } tuple_get; /* unpack_n: targets of an unpacking, else 0 */
+        struct { IrFunc *func; void *func_handle; } lambda;
+        struct { IrVar *target; IrNode *iter; IrNode *elt; } comprehension;
         struct { IrNode *value; } cast;
         struct { IrMathFn fn; IrNode *args[2]; } math;
         struct { IrNode *array; int axis; } array_dim;
@@ -231,14 +252,16 @@ struct IrNode {
         } imap;
         struct {
             IrReduceOp op;
-            IrNode *input;       /* an array expression, often an IR_MAP (fused map-reduce) */
+            IrNode *input;       /* an array expression, often an IR_MAP or IR_IMAP (fused map-reduce) */
             int axis;            /* -1: all elements, giving a scalar */
             IrNode *out;         /* axis reductions after ir_explicit_alloc: the preallocated result */
+            IrCombine combine;   /* op == IR_RED_FUNC */
         } reduce;
         struct {
             IrReduceOp op;       /* add or mul */
             IrNode *input;       /* an array expression, often an IR_MAP (fused) */
             int axis;            /* -1: over the flattened input, giving 1-D */
+            IrCombine combine;   /* op == IR_RED_FUNC */
         } scan;
         struct { IrNode **args; int n; int axis; int ndim; } bcast_shape;
         struct { IrVar *var; IrNode *value; } assign;
@@ -261,6 +284,8 @@ struct IrFunc {
     int nparams;
     IrNode **defaults;   /* constant default values of the last ndefaults params (untyped IR) */
     int ndefaults;
+    int ncaptured;       /* a nested function: its last ncaptured params are the enclosing function's variables */
+    IrVar **captured_from; /* ... namely these (of the enclosing untyped function), read at each call */
     IrVar **vars;        /* every variable of the function, params first; vars[i]->id == i */
     int nvars;
     int cap_vars;
@@ -278,6 +303,7 @@ struct IrFunc {
 IrFunc *ir_func_new(RtArena *a, const char *name, const char *file, int line);
 IrVar *ir_func_var(IrFunc *f, const char *name); /* the variable of that name, created on first use */
 IrVar *ir_func_temp(IrFunc *f, IrType *type);    /* a fresh compiler temporary */
+IrVar *ir_func_new_var(IrFunc *f, const char *name); /* a new variable even if the name exists (scoped names) */
 IrNode *ir_node(RtArena *a, IrKind kind, IrPos pos);
 IrNode **ir_nodes(RtArena *a, int n);
 void ir_block_push(RtArena *a, IrBlock *b, IrNode *stmt);

@@ -37,6 +37,11 @@ IrVar *ir_func_var(IrFunc *f, const char *name)
     return add_var(f, name, NULL);
 }
 
+IrVar *ir_func_new_var(IrFunc *f, const char *name)
+{
+    return add_var(f, name, NULL);
+}
+
 IrVar *ir_func_temp(IrFunc *f, IrType *type)
 {
     char name[32];
@@ -105,7 +110,7 @@ const char *ir_kind_name(IrKind k)
         [IR_CONST] = "const", [IR_VAR] = "var", [IR_NAMEREF] = "nameref", [IR_BINOP] = "binop",
         [IR_UNOP] = "unop", [IR_COMPARE] = "compare", [IR_BOOLOP] = "boolop", [IR_IFEXP] = "ifexp",
         [IR_CALL] = "call", [IR_INDEX] = "index", [IR_SLICE] = "slice", [IR_ATTR] = "attr",
-        [IR_TUPLE] = "tuple", [IR_TUPLE_GET] = "tuple_get", [IR_CAST] = "cast", [IR_MATH] = "math",
+        [IR_TUPLE] = "tuple", [IR_TUPLE_GET] = "tuple_get", [IR_LAMBDA] = "lambda", [IR_COMPREHENSION] = "comprehension", [IR_CAST] = "cast", [IR_MATH] = "math",
         [IR_ARRAY_DIM] = "array_dim", [IR_ALLOC] = "alloc", [IR_MAP] = "map", [IR_IMAP] = "imap", [IR_REDUCE] = "reduce", [IR_SCAN] = "scan",
         [IR_BCAST_SHAPE] = "bcast_shape", [IR_ASSIGN] = "assign", [IR_AUGASSIGN] = "augassign",
         [IR_STORE] = "store", [IR_IF] = "if", [IR_WHILE] = "while", [IR_FOR_RANGE] = "for_range",

@@ -39,7 +39,7 @@ static const char *cmp_sym(IrCmpOp op)
 
 static const char *reduce_name(IrReduceOp op)
 {
-    static const char *s[] = {"add", "mul", "min", "max", "and", "or", "argmin", "argmax", "nanmin", "nanmax"};
+    static const char *s[] = {"add", "mul", "min", "max", "and", "or", "argmin", "argmax", "nanmin", "nanmax", "func"};
     return s[op];
 }
 
@@ -133,6 +133,11 @@ static void expr(Out *o, const IrNode *n)
     case IR_ATTR: expr(o, n->u.attr.value); put(o, ".%s", n->u.attr.name); return;
     case IR_TUPLE: put(o, "("); exprs(o, n->u.tuple.items, n->u.tuple.n); put(o, n->u.tuple.n == 1 ? ",)" : ")"); return;
     case IR_TUPLE_GET: expr(o, n->u.tuple_get.tuple); put(o, "[%d]", n->u.tuple_get.k); return;
+    case IR_LAMBDA: put(o, "<function %s>", n->u.lambda.func ? n->u.lambda.func->name : "global"); return;
+    case IR_COMPREHENSION:
+        put(o, "["); expr(o, n->u.comprehension.elt); put(o, " for %s in ", n->u.comprehension.target->name);
+        expr(o, n->u.comprehension.iter); put(o, "]");
+        return;
     case IR_CAST: type_of(o, n->type); put(o, "("); expr(o, n->u.cast.value); put(o, ")"); return;
     case IR_MATH:
         put(o, "%s(", ir_math_name(n->u.math.fn));
@@ -157,12 +162,26 @@ static void expr(Out *o, const IrNode *n)
         put(o, ")");
         return;
     case IR_SCAN:
-        put(o, "scan[%s](", reduce_name(n->u.scan.op)); expr(o, n->u.scan.input);
+        put(o, "scan[%s](", reduce_name(n->u.scan.op));
+        if (n->u.scan.op == IR_RED_FUNC) {
+            put(o, "lambda %s, %s: ", n->u.scan.combine.acc_param->name, n->u.scan.combine.elem_param->name);
+            expr(o, n->u.scan.combine.body);
+            if (n->u.scan.combine.init) { put(o, ", init="); expr(o, n->u.scan.combine.init); }
+            put(o, ", ");
+        }
+        expr(o, n->u.scan.input);
         if (n->u.scan.axis >= 0) put(o, ", axis=%d", n->u.scan.axis);
         put(o, ")");
         return;
     case IR_REDUCE:
-        put(o, "reduce[%s](", reduce_name(n->u.reduce.op)); expr(o, n->u.reduce.input);
+        put(o, "reduce[%s](", reduce_name(n->u.reduce.op));
+        if (n->u.reduce.op == IR_RED_FUNC) {
+            put(o, "lambda %s, %s: ", n->u.reduce.combine.acc_param->name, n->u.reduce.combine.elem_param->name);
+            expr(o, n->u.reduce.combine.body);
+            if (n->u.reduce.combine.init) { put(o, ", init="); expr(o, n->u.reduce.combine.init); }
+            put(o, ", ");
+        }
+        expr(o, n->u.reduce.input);
         if (n->u.reduce.axis >= 0) put(o, ", axis=%d", n->u.reduce.axis);
         if (n->u.reduce.out) { put(o, ", out="); expr(o, n->u.reduce.out); }
         put(o, ")");

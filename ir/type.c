@@ -16,7 +16,7 @@ static TypeNode *interned;
 static bool same_type(const IrType *a, const IrType *b)
 {
     if (a->kind != b->kind || a->dtype != b->dtype || a->weak != b->weak || a->ndim != b->ndim ||
-        a->layout != b->layout || a->nelems != b->nelems)
+        a->layout != b->layout || a->nelems != b->nelems || a->func != b->func)
         return false;
     for (int i = 0; i < a->nelems; i++)
         if (a->elems[i] != b->elems[i]) return false;
@@ -44,6 +44,7 @@ IrType *ir_type_none(void) { return intern((IrType){.kind = IR_TY_NONE}); }
 IrType *ir_type_slice(void) { return intern((IrType){.kind = IR_TY_SLICE}); }
 IrType *ir_type_range(void) { return intern((IrType){.kind = IR_TY_RANGE}); }
 IrType *ir_type_dtype(IrDtype dt) { return intern((IrType){.kind = IR_TY_DTYPE, .dtype = dt}); }
+IrType *ir_type_func(const void *func) { return intern((IrType){.kind = IR_TY_FUNC, .func = func}); }
 
 IrType *ir_type_array(IrDtype dt, int ndim, IrLayout layout)
 {
@@ -122,6 +123,7 @@ void ir_type_str(const IrType *t, char *buf, size_t n)
     case IR_TY_SLICE: snprintf(buf, n, "slice"); return;
     case IR_TY_RANGE: snprintf(buf, n, "range"); return;
     case IR_TY_DTYPE: snprintf(buf, n, "dtype(%s)", ir_dtype_name(t->dtype)); return;
+    case IR_TY_FUNC: snprintf(buf, n, "function"); return;
     }
     snprintf(buf, n, "?");
 }
@@ -136,7 +138,7 @@ int ir_abi_slots(const IrType *t)
         for (int i = 0; i < t->nelems; i++) n += ir_abi_slots(t->elems[i]);
         return n;
     }
-    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: return 0;
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return 0;
     }
     return 0;
 }

@@ -15,7 +15,7 @@ static void one(IrNode **p, IrChildFn fn, void *env)
 void ir_each_child(IrNode *n, IrChildFn fn, void *env)
 {
     switch (n->kind) {
-    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BREAK: case IR_CONTINUE: case IR_PASS: case IR_KIND_COUNT:
+    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_LAMBDA: case IR_BREAK: case IR_CONTINUE: case IR_PASS: case IR_KIND_COUNT:
         return;
     case IR_BINOP: one(&n->u.binop.lhs, fn, env); one(&n->u.binop.rhs, fn, env); return;
     case IR_UNOP: one(&n->u.unop.operand, fn, env); return;
@@ -28,14 +28,18 @@ void ir_each_child(IrNode *n, IrChildFn fn, void *env)
     case IR_ATTR: one(&n->u.attr.value, fn, env); return;
     case IR_TUPLE: each(n->u.tuple.items, n->u.tuple.n, fn, env); return;
     case IR_TUPLE_GET: one(&n->u.tuple_get.tuple, fn, env); return;
+    case IR_COMPREHENSION: one(&n->u.comprehension.iter, fn, env); one(&n->u.comprehension.elt, fn, env); return;
     case IR_CAST: one(&n->u.cast.value, fn, env); return;
     case IR_MATH: each(n->u.math.args, ir_math_arity(n->u.math.fn), fn, env); return;
     case IR_ARRAY_DIM: one(&n->u.array_dim.array, fn, env); return;
     case IR_ALLOC: each(n->u.alloc.dims, n->u.alloc.ndim, fn, env); return;
     case IR_MAP: each(n->u.map.inputs, n->u.map.ninputs, fn, env); one(&n->u.map.body, fn, env); one(&n->u.map.out, fn, env); return;
     case IR_IMAP: each(n->u.imap.dims, n->u.imap.ndim, fn, env); one(&n->u.imap.body, fn, env); one(&n->u.imap.out, fn, env); return;
-    case IR_REDUCE: one(&n->u.reduce.input, fn, env); one(&n->u.reduce.out, fn, env); return;
-    case IR_SCAN: one(&n->u.scan.input, fn, env); return;
+    case IR_REDUCE:
+        one(&n->u.reduce.input, fn, env); one(&n->u.reduce.out, fn, env);
+        one(&n->u.reduce.combine.body, fn, env); one(&n->u.reduce.combine.init, fn, env);
+        return;
+    case IR_SCAN: one(&n->u.scan.input, fn, env); one(&n->u.scan.combine.body, fn, env); one(&n->u.scan.combine.init, fn, env); return;
     case IR_BCAST_SHAPE: each(n->u.bcast_shape.args, n->u.bcast_shape.n, fn, env); return;
     case IR_ASSIGN: one(&n->u.assign.value, fn, env); return;
     case IR_AUGASSIGN: one(&n->u.augassign.value, fn, env); return;

@@ -362,6 +362,8 @@ IrNode *ts_expr(Ts *ts, const IrNode *n)
         return c;
     }
     case IR_VAR: {
+        for (int i = ts->nsubst - 1; i >= 0; i--)
+            if (ts->subst_from[i] == n->u.var.var) return ts->subst_to[i];
         IrVar *v = ts->varmap[n->u.var.var->id];
         if (!v->type) {
             if (!ts->dry) TS_ERR(ts, n->pos, "local variable '%s' is used before it is assigned", v->name);
@@ -409,6 +411,9 @@ IrNode *ts_expr(Ts *ts, const IrNode *n)
         return g;
     }
     case IR_SLICE: TS_ERR(ts, n->pos, "a slice can only be used inside [ ]");
+    case IR_LAMBDA: return ts_lambda(ts, n);
+    case IR_COMPREHENSION:
+        TS_ERR(ts, n->pos, "a list comprehension can only be used as np.array([...]) (lorikeet has no lists)");
     default: TS_ERR(ts, n->pos, "internal error: unexpected %s expression", ir_kind_name(n->kind));
     }
 }

@@ -552,46 +552,81 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
 static IrNode *call_user(Ts *ts, Args *a)
 {
     const IrNode *n = a->call;
-    const TsOptions *opts = ts->sess->opts;
-    LkDiag scratch = {0};
-    LkDiag *diag = ts->dry ? &scratch : ts->diag;
-    const IrFunc *callee = opts->resolve ? opts->resolve(opts->resolver_ctx, n->u.call.func_handle, diag) : NULL;
-    if (!callee) {
-        if (!ts->dry && diag->kind == LK_OK) TS_ERR(ts, n->pos, "cannot compile the called function");
-        return NULL;
+    const IrFunc *callee = ts_resolve_handle(ts, n->pos, n->u.call.func_handle);
+    if (!callee) return NULL;
+    return ts_call_func(ts, n->pos, callee, a->pos, a->npos, n->u.call.kwnames, a->kw, n->u.call.nkw);
+}
+
+/* np.array(x) / np.asarray(x): a comprehension becomes an imap; an array is copied (array) or not (asarray);
+ * a tuple of numbers (a list display) becomes a new 1-D array. */
+static IrNode *call_array(Ts *ts, const IrNode *n, bool copy)
+{
+    IrPos pos = n->pos;
+    if (n->u.call.nargs < 1) TS_ERR(ts, pos, "numpy.array() needs an argument");
+    IrDtype dt = IR_DT_FLOAT64;
+    bool have_dt = false;
+    const IrNode *dn = n->u.call.nargs > 1 ? n->u.call.args[1] : ts_raw_kw(n, "dtype");
+    if (dn) {
+        IrNode *d = ts_expr(ts, dn);
+        if (!d || !ts_dtype_arg(ts, d, &dt)) TS_ERR(ts, pos, "numpy.array(): dtype must be a NumPy type such as np.float32");
+        have_dt = d->type->kind != IR_TY_NONE;
     }
-    int np = callee->nparams;
-    IrNode **args = ir_nodes(ts->a, np);
-    for (int i = 0; i < a->npos && i < np; i++) args[i] = a->pos[i];
-    if (a->npos > np) TS_ERR(ts, n->pos, "%s() takes %d arguments but %d were given", callee->name, np, a->npos);
-    for (int k = 0; k < n->u.call.nkw; k++) {
-        int i = 0;
-        while (i < np && strcmp(callee->params[i]->name, n->u.call.kwnames[k]) != 0) i++;
-        if (i == np) TS_ERR(ts, n->pos, "%s() got an unexpected keyword argument '%s'", callee->name, n->u.call.kwnames[k]);
-        if (args[i]) TS_ERR(ts, n->pos, "%s() got multiple values for argument '%s'", callee->name, n->u.call.kwnames[k]);
-        args[i] = a->kw[k];
+    if (n->u.call.args[0]->kind == IR_COMPREHENSION) return ts_comprehension_array(ts, n->u.call.args[0], have_dt ? &dt : NULL);
+    IrNode *x = ts_expr(ts, n->u.call.args[0]);
+    if (!x) return NULL;
+    if (x->type->kind == IR_TY_ARRAY) {
+        if (have_dt && dt != x->type->dtype) return ts_cast_array(ts, pos, x, dt);
+        return copy ? ts_copy_array(ts, pos, x) : x;
     }
-    IrType **types = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)(np ? np : 1));
-    for (int i = 0; i < np; i++) {
-        int d = i - (np - callee->ndefaults);
-        if (!args[i] && d >= 0 && !(args[i] = ts_expr(ts, callee->defaults[d]))) return NULL;
-        if (!args[i]) TS_ERR(ts, n->pos, "%s() is missing the argument '%s'", callee->name, callee->params[i]->name);
-        types[i] = args[i]->type;
+    if (x->type->kind == IR_TY_TUPLE && x->type->nelems > 0) {
+        int k = x->type->nelems;
+        IrType *t = NULL;
+        for (int i = 0; i < k; i++) {
+            if (x->type->elems[i]->kind != IR_TY_SCALAR) TS_ERR(ts, pos, "numpy.array() of a nested sequence is not supported (only of numbers)");
+            t = t ? ts_promote(t, x->type->elems[i]) : x->type->elems[i];
+        }
+        t = have_dt ? ir_type_scalar(dt) : ir_type_strong(t);
+        x = ts_reuse(ts, x);
+        IrNode *len = ts_i64(ts, pos, k);
+        IrNode *m = ir_node(ts->a, IR_IMAP, pos);
+        m->u.imap.ndim = 1;
+        m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *));
+        m->u.imap.idx[0] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+        m->u.imap.dims = ir_nodes(ts->a, 1);
+        m->u.imap.dims[0] = len;
+        ts->cond_depth++;
+        /* item i is chosen by a chain of comparisons: tuples are short */
+        IrNode *body = NULL;
+        for (int i = k - 1; i >= 0; i--) {
+            IrNode *g = ir_node(ts->a, IR_TUPLE_GET, pos);
+            g->u.tuple_get.tuple = x;
+            g->u.tuple_get.k = i;
+            g->type = x->type->elems[i];
+            IrNode *v = ts_cast(ts, g, t);
+            if (!body) {
+                body = v;
+                continue;
+            }
+            IrNode *f = ir_node(ts->a, IR_IFEXP, pos);
+            f->type = t;
+            f->u.ifexp.cond = ts_compare(ts, pos, IR_CMP_EQ, ts_var(ts, pos, m->u.imap.idx[0]), ts_i64(ts, pos, i));
+            f->u.ifexp.then = v;
+            f->u.ifexp.orelse = body;
+            body = f;
+        }
+        ts->cond_depth--;
+        m->u.imap.body = body;
+        m->type = ir_type_array(t->dtype, 1, IR_LAYOUT_C);
+        return m;
     }
-    IrFunc *typed = ts_specialize_in(ts->sess, callee, types, np, diag);
-    if (!typed) return NULL;
-    IrNode *c = ir_node(ts->a, IR_CALL, n->pos);
-    c->u.call.ckind = IR_CALLEE_FUNC;
-    c->u.call.name = callee->name;
-    c->u.call.callee = typed;
-    c->u.call.args = args;
-    c->u.call.nargs = np;
-    c->type = typed->ret_type;
-    return c;
+    TS_ERR(ts, pos, "numpy.array() of %s is not supported", ts_type_name(x->type));
 }
 
 IrNode *ts_call(Ts *ts, const IrNode *n)
 {
+    if (n->u.call.ckind == IR_CALLEE_NAMED &&
+        (!strcmp(n->u.call.name, "numpy.array") || !strcmp(n->u.call.name, "numpy.asarray")))
+        return call_array(ts, n, n->u.call.name[6] == 'a' && n->u.call.name[7] == 'r');
     Args a = {.call = n, .npos = n->u.call.nargs};
     a.pos = ir_nodes(ts->a, a.npos);
     a.kw = ir_nodes(ts->a, n->u.call.nkw);
@@ -601,6 +636,9 @@ IrNode *ts_call(Ts *ts, const IrNode *n)
         if (!(a.kw[i] = ts_expr(ts, n->u.call.kwargs[i]))) return NULL;
     switch (n->u.call.ckind) {
     case IR_CALLEE_FUNC: return call_user(ts, &a);
+    case IR_CALLEE_VALUE:
+        if (n->u.call.nkw) TS_ERR(ts, n->pos, "keyword arguments to a nested function are not supported yet");
+        return ts_apply(ts, n->pos, a.pos[0], a.pos + 1, a.npos - 1);
     case IR_CALLEE_METHOD: return call_method(ts, &a, n->u.call.name);
     case IR_CALLEE_NAMED: {
         const char *q = n->u.call.name;
@@ -608,6 +646,7 @@ IrNode *ts_call(Ts *ts, const IrNode *n)
         if (strncmp(q, "math.", 5) == 0) return call_math_module(ts, &a, q + 5);
         if (strncmp(q, "numpy.", 6) == 0) return call_numpy(ts, &a, q + 6);
         if (ts_name_is(q, "lorikeet.", "prange")) TS_ERR(ts, n->pos, "lorikeet.prange() can only be used as the iterable of a for loop");
+        if (strncmp(q, "lorikeet.", 9) == 0) return ts_operator(ts, &a, q + 9);
         TS_ERR(ts, n->pos, "%s() is not supported", q);
     }
     case IR_CALLEE_INTRINSIC: break;

@@ -133,7 +133,7 @@ IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bo
     int ndim = x->type->ndim;
     if (axis < -1 || axis >= ndim) TS_ERR(ts, pos, "axis %d is out of bounds for an array of dimension %d", axis, ndim);
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
-    if (!is_arg && x->type->dtype != acc->dtype) {
+    if (!is_arg && op != IR_RED_FUNC && x->type->dtype != acc->dtype) {
         IrNode *in[1] = {x};
         x = ts_make_map(ts, pos, in, 1, elem_cast, acc);
         if (!x) return NULL;
@@ -178,7 +178,7 @@ IrNode *ts_make_scan(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, IrTy
     if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "a scan needs an array, not %s", ts_type_name(x->type));
     int ndim = x->type->ndim;
     if (axis < -1 || axis >= ndim) TS_ERR(ts, pos, "axis %d is out of bounds for an array of dimension %d", axis, ndim);
-    x = ts_cast_array(ts, pos, x, acc->dtype);
+    if (op != IR_RED_FUNC) x = ts_cast_array(ts, pos, x, acc->dtype);
     IrNode *s = ir_node(ts->a, IR_SCAN, pos);
     s->u.scan.op = op;
     s->u.scan.input = x;

@@ -31,6 +31,10 @@ typedef struct Ts {
     IrType *ret_type;
     bool has_return_value;
     bool has_return_none;
+    /* comprehension targets being typed: an untyped variable stands for a typed expression */
+    const IrVar *subst_from[16];
+    IrNode *subst_to[16];
+    int nsubst;
 } Ts;
 
 #define TS_ERR(ts, pos, ...)                                                                    \
@@ -96,6 +100,15 @@ bool ts_name_is(const char *q, const char *prefix, const char *name);
 /* shape.c: reshape, ravel, concatenate, stack, linspace, eye */
 IrNode *ts_numpy_shape(Ts *ts, Args *a, const char *name, bool *handled);
 IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape);
+
+/* operators.c: functions as values, and lorikeet's operators (lk.map, lk.reduce, ...) */
+const IrFunc *ts_resolve_handle(Ts *ts, IrPos pos, void *handle);
+IrNode *ts_call_func(Ts *ts, IrPos pos, const IrFunc *callee, IrNode **args, int nargs, const char **kwnames,
+                     IrNode **kwargs, int nkw);
+IrNode *ts_apply(Ts *ts, IrPos pos, IrNode *fn, IrNode **args, int nargs); /* fn: a typed function value */
+IrNode *ts_lambda(Ts *ts, const IrNode *n);                                /* an IR_LAMBDA as a typed value */
+IrNode *ts_operator(Ts *ts, Args *a, const char *name);
+IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype); /* np.array([... for ...]) */
 
 /* library.c: calls of builtins, math, numpy, methods and user functions */
 IrNode *ts_call(Ts *ts, const IrNode *n);

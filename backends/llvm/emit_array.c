@@ -280,6 +280,8 @@ typedef struct MapIn {
     IrReduceOp red_op;
     LLVMValueRef acc;                  /* reduce to scalar: the accumulator's alloca */
     int red_axis;                      /* reduce along an axis: that axis (out has the others) */
+    const IrCombine *combine;          /* red_op == IR_RED_FUNC: the user's combine */
+    LLVMValueRef started;              /* ... without init: whether the accumulator holds an element yet */
     LLVMValueRef arg_index;            /* argmin/argmax over everything: the index's alloca */
     LLVMValueRef best;                 /* argmin/argmax along an axis: the array of best values so far */
     enum { SINK_STORE, SINK_REDUCE_ALL, SINK_REDUCE_AXIS, SINK_ARG_ALL, SINK_ARG_AXIS, SINK_SCAN_ALL, SINK_SCAN_AXIS } sink;
@@ -379,6 +381,7 @@ static LLVMValueRef red_identity(Cg *cg, IrReduceOp op, IrDtype dt)
     case IR_RED_ARGMIN: return red_identity(cg, IR_RED_MIN, dt);
     case IR_RED_ARGMAX: return red_identity(cg, IR_RED_MAX, dt);
     case IR_RED_NANMIN: case IR_RED_NANMAX: return fl ? LLVMConstReal(t, __builtin_nan("")) : red_identity(cg, op == IR_RED_NANMIN ? IR_RED_MIN : IR_RED_MAX, dt);
+    case IR_RED_FUNC: break; /* no identity: init, or the first element */
     }
     return LLVMConstNull(t);
 }
@@ -403,9 +406,44 @@ static LLVMValueRef red_combine(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef 
         LLVMValueRef args[2] = {a, x};
         return cg_call_intrinsic(cg, op == IR_RED_NANMIN ? "llvm.minnum" : "llvm.maxnum", LLVMTypeOf(a), args, 2);
     }
-    case IR_RED_ARGMIN: case IR_RED_ARGMAX: return a;
+    case IR_RED_ARGMIN: case IR_RED_ARGMAX: case IR_RED_FUNC: return a; /* handled by the sinks */
     }
     return cg_binop(cg, &fake, a, x);
+}
+
+/* The user's combine applied to (a, x): the params take the values, the body is evaluated. */
+static LLVMValueRef apply_combine(Cg *cg, const IrCombine *c, LLVMValueRef a, LLVMValueRef x)
+{
+    LLVMBuildStore(cg->b, a, cg->var_slots[c->acc_param->id]);
+    LLVMBuildStore(cg->b, x, cg->var_slots[c->elem_param->id]);
+    return cg_expr(cg, c->body);
+}
+
+static LLVMValueRef combine(Cg *cg, MapIn *m, IrDtype dt, LLVMValueRef a, LLVMValueRef x)
+{
+    if (m->red_op == IR_RED_FUNC) return apply_combine(cg, m->combine, a, x);
+    return red_combine(cg, m->red_op, dt, a, x);
+}
+
+/* acc = started ? combine(acc, v) : v (started set); with init, always combine. The combine runs only when
+ * there is an accumulated value: it is user code and may raise. */
+static void accumulate_first_or_combine(Cg *cg, MapIn *m, LLVMValueRef acc_ptr, LLVMTypeRef t, LLVMValueRef v)
+{
+    if (!m->started) {
+        LLVMBuildStore(cg->b, apply_combine(cg, m->combine, LLVMBuildLoad2(cg->b, t, acc_ptr, ""), v), acc_ptr);
+        return;
+    }
+    LLVMValueRef started = LLVMBuildLoad2(cg->b, cg->i1, m->started, "");
+    LLVMBasicBlockRef comb = cg_new_bb(cg, "combine"), first = cg_new_bb(cg, "first"), done = cg_new_bb(cg, "combined");
+    LLVMBuildCondBr(cg->b, started, comb, first);
+    LLVMPositionBuilderAtEnd(cg->b, comb);
+    LLVMBuildStore(cg->b, apply_combine(cg, m->combine, LLVMBuildLoad2(cg->b, t, acc_ptr, ""), v), acc_ptr);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, first);
+    LLVMBuildStore(cg->b, v, acc_ptr);
+    LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 1, 0), m->started);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
 }
 
 /* argmax: x beats best if greater, or if it is the first NaN; argmin likewise with less. */
@@ -416,6 +454,22 @@ static LLVMValueRef arg_better(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef x
     LLVMValueRef x_nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, x, x, "");
     LLVMValueRef best_num = LLVMBuildFCmp(cg->b, LLVMRealORD, best, best, "");
     return LLVMBuildOr(cg->b, beats, LLVMBuildAnd(cg->b, x_nan, best_num, ""), "");
+}
+
+/* Along an axis with the user's combine: the first element of each line is taken as it is. */
+static void axis_first_or_combine(Cg *cg, MapIn *m, LLVMValueRef first, LLVMValueRef prev_ptr, LLVMValueRef out_ptr,
+                                  LLVMValueRef v)
+{
+    IrDtype dt = m->out_type->dtype;
+    LLVMBasicBlockRef comb = cg_new_bb(cg, "combine"), take = cg_new_bb(cg, "first"), done = cg_new_bb(cg, "combined");
+    LLVMBuildCondBr(cg->b, first, take, comb);
+    LLVMPositionBuilderAtEnd(cg->b, comb);
+    store_elem(cg, dt, out_ptr, apply_combine(cg, m->combine, load_elem(cg, dt, prev_ptr), v));
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, take);
+    store_elem(cg, dt, out_ptr, v);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
 }
 
 static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueRef *idx)
@@ -429,9 +483,15 @@ static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueR
             lin = idx[0];
             for (int d = 1; d < m->ndim; d++) lin = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, lin, m->dims[d], ""), idx[d], "");
         }
-        LLVMValueRef a = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
-        LLVMValueRef r = red_combine(cg, m->red_op, in_dt, a, v);
-        LLVMBuildStore(cg->b, r, m->acc);
+        LLVMValueRef r;
+        if (m->red_op == IR_RED_FUNC) {
+            accumulate_first_or_combine(cg, m, m->acc, cg_type(cg, ir_type_scalar(m->out_type->dtype)), v);
+            r = LLVMBuildLoad2(cg->b, cg_type(cg, ir_type_scalar(m->out_type->dtype)), m->acc, "");
+        } else {
+            LLVMValueRef a = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
+            r = red_combine(cg, m->red_op, in_dt, a, v);
+            LLVMBuildStore(cg->b, r, m->acc);
+        }
         store_elem(cg, m->out_type->dtype, elem_ptr(cg, m->out_type, m->out, &lin), r);
         return;
     }
@@ -442,6 +502,10 @@ static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueR
         LLVMValueRef pidx[MAX_DIMS];
         for (int d = 0; d < m->ndim; d++) pidx[d] = idx[d];
         pidx[m->red_axis] = LLVMBuildSelect(cg->b, first, cg_i64(cg, 0), LLVMBuildSub(cg->b, idx[m->red_axis], cg_i64(cg, 1), ""), "");
+        if (m->red_op == IR_RED_FUNC) {
+            axis_first_or_combine(cg, m, first, elem_ptr(cg, ot, m->out, pidx), elem_ptr(cg, ot, m->out, idx), v);
+            return;
+        }
         LLVMValueRef prev = load_elem(cg, ot->dtype, elem_ptr(cg, ot, m->out, pidx));
         prev = LLVMBuildSelect(cg->b, first, red_identity(cg, m->red_op, ot->dtype), prev, "");
         store_elem(cg, ot->dtype, elem_ptr(cg, ot, m->out, idx), red_combine(cg, m->red_op, ot->dtype, prev, v));
@@ -483,6 +547,10 @@ static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueR
         return;
     }
     case SINK_REDUCE_ALL: {
+        if (m->red_op == IR_RED_FUNC) {
+            accumulate_first_or_combine(cg, m, m->acc, cg_type(cg, m->combine->acc_param->type), v);
+            return;
+        }
         LLVMValueRef a = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
         LLVMBuildStore(cg->b, red_combine(cg, m->red_op, m->map->u.map.body->type->dtype, a, v), m->acc);
         return;
@@ -494,8 +562,13 @@ static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueR
             if (d != m->red_axis) oidx[o++] = idx[d];
         const IrType *ot = m->out_type;
         LLVMValueRef p = elem_ptr(cg, ot, m->out, oidx);
+        if (m->red_op == IR_RED_FUNC && !m->combine->init) {
+            LLVMValueRef first = LLVMBuildICmp(cg->b, LLVMIntEQ, idx[m->red_axis], cg_i64(cg, 0), "");
+            axis_first_or_combine(cg, m, first, p, p, v);
+            return;
+        }
         LLVMValueRef a = load_elem(cg, ot->dtype, p);
-        store_elem(cg, ot->dtype, p, red_combine(cg, m->red_op, ot->dtype, a, v));
+        store_elem(cg, ot->dtype, p, combine(cg, m, ot->dtype, a, v));
         return;
     }
     }
@@ -719,10 +792,29 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     const IrType *in_t = map->type;
     IrDtype dt = map->u.map.body->type->dtype;
     IrReduceOp op = n->u.reduce.op;
-    MapIn m = {.red_op = op};
+    MapIn m = {.red_op = op, .combine = &n->u.reduce.combine};
     if (!prepare_inputs(cg, &m, map, NULL, in_t->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
-    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || is_arg;
+    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || is_arg || (op == IR_RED_FUNC && !n->u.reduce.combine.init);
+    if (n->u.reduce.axis < 0 && op == IR_RED_FUNC) {
+        const IrCombine *c = &n->u.reduce.combine;
+        LLVMTypeRef at = cg_type(cg, c->acc_param->type);
+        m.sink = SINK_REDUCE_ALL;
+        m.acc = cg_alloca(cg, at, "acc");
+        if (c->init) {
+            LLVMBuildStore(cg->b, cg_expr(cg, c->init), m.acc);
+        } else {
+            LLVMBuildStore(cg->b, LLVMConstNull(at), m.acc);
+            m.started = cg_alloca(cg, cg->i1, "started");
+            LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), m.started);
+        }
+        run_map(cg, &m, true, false);
+        if (m.started) {
+            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+            cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildLoad2(cg->b, cg->i1, m.started, ""), ""), "rt_raise_value", n->pos, extra, 1);
+        }
+        return LLVMBuildLoad2(cg->b, at, m.acc, "");
+    }
     if (n->u.reduce.axis < 0) {
         if (needs_items) {
             LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
@@ -769,7 +861,16 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         run_map(cg, &m, false, false);
         return m.out;
     }
-    fill_array(cg, m.out, n->type, odims, o, identity_const(op, dt));
+    if (op == IR_RED_FUNC && n->u.reduce.combine.init) {
+        /* every line starts from init (evaluated once per element: it is a variable or constant) */
+        IrNode fmap = {.kind = IR_MAP, .type = n->type};
+        fmap.u.map.body = n->u.reduce.combine.init;
+        MapIn fill = {.sink = SINK_STORE, .out = m.out, .out_type = n->type, .ndim = o, .map = &fmap};
+        for (int d = 0; d < o; d++) fill.dims[d] = odims[d];
+        if (o > 0) cg_loop_nest(cg, o, odims, nd_body, &fill, false);
+    } else if (op != IR_RED_FUNC) {
+        fill_array(cg, m.out, n->type, odims, o, identity_const(op, dt));
+    }
     m.sink = SINK_REDUCE_AXIS;
     m.red_axis = axis;
     run_map(cg, &m, false, false);
@@ -780,14 +881,20 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
 {
     const IrNode *map = as_map(cg, n->u.scan.input);
     IrDtype dt = map->u.map.body->type->dtype;
-    MapIn m = {.red_op = n->u.scan.op, .out_type = n->type};
+    MapIn m = {.red_op = n->u.scan.op, .out_type = n->type, .combine = &n->u.scan.combine};
     if (!prepare_inputs(cg, &m, map, NULL, map->type->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
     if (n->u.scan.axis < 0) {
         LLVMValueRef total = cg_i64(cg, 1);
         for (int d = 0; d < m.ndim; d++) total = LLVMBuildMul(cg->b, total, m.dims[d], "");
         m.out = cg_new_array(cg, n->type->dtype, 1, &total, n->pos);
-        m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt)), "acc");
-        LLVMBuildStore(cg->b, red_identity(cg, m.red_op, dt), m.acc);
+        m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(n->type->dtype)), "acc");
+        if (m.red_op == IR_RED_FUNC) {
+            LLVMBuildStore(cg->b, LLVMConstNull(cg_type(cg, ir_type_scalar(n->type->dtype))), m.acc);
+            m.started = cg_alloca(cg, cg->i1, "started");
+            LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), m.started);
+        } else {
+            LLVMBuildStore(cg->b, red_identity(cg, m.red_op, dt), m.acc);
+        }
         m.sink = SINK_SCAN_ALL;
         run_map(cg, &m, true, false);
         return m.out;

@@ -34,7 +34,7 @@ LLVMTypeRef cg_type(Cg *cg, const IrType *t)
         for (int i = 0; i < t->nelems && i < 64; i++) fields[i] = cg_type(cg, t->elems[i]);
         return LLVMStructTypeInContext(cg->ctx, fields, (unsigned)t->nelems, 0);
     }
-    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE:
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC:
         return LLVMStructTypeInContext(cg->ctx, NULL, 0, 0);
     }
     return cg->i64;

@@ -187,6 +187,8 @@ LLVMValueRef cg_expr(Cg *cg, const IrNode *n)
     case IR_REDUCE: return cg_reduce(cg, n);
     case IR_SCAN: return cg_scan(cg, n);
     case IR_BCAST_SHAPE: return cg_bcast_shape(cg, n);
+    case IR_LAMBDA: return LLVMConstNull(cg_type(cg, n->type));
+    case IR_COMPREHENSION:
     case IR_NAMEREF: case IR_SLICE: case IR_ATTR:
     case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE: case IR_FOR_RANGE: case IR_FOR_ITER:
     case IR_BREAK: case IR_CONTINUE: case IR_RETURN: case IR_EXPR_STMT: case IR_PASS: case IR_KIND_COUNT:

@@ -109,6 +109,82 @@ def _callee_untyped(obj):
     return obj._untyped()
 
 
+# ---- the data-parallel operators, from plain Python ----
+# Inside compiled code, lk.map(...) and friends are IR nodes. Called from Python they compile a small wrapper
+# (once per function, arity and constant options) whose body is that same call, so both paths share one
+# implementation. The wrapper's source is registered with linecache so the frontend can read it.
+
+_op_wrappers = {}
+
+
+def _operator_wrapper(op, fn_names, nargs, options):
+    key = (op, fn_names, nargs, options)
+    d = _op_wrappers.get(key)
+    if d is not None:
+        return d
+    import linecache
+
+    params = [f"a{i}" for i in range(nargs)]
+    opts = "".join(f", {k}={v!r}" for k, v in options)
+    src = f"def __lk_{op}({', '.join(params)}):\n    return __lk.{op}({', '.join(fn_names + params)}{opts})\n"
+    filename = f"<lorikeet.{op} wrapper {len(_op_wrappers)}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    return filename, src
+
+
+def _run_operator(op, fns, args, options=()):
+    import sys
+
+    names = tuple(f"__f{i}" for i in range(len(fns)))
+    key = (op, tuple(fns), len(args), tuple(options))
+    d = _op_wrappers.get(key)
+    if d is None:
+        filename, src = _operator_wrapper(op, names, len(args), tuple(options))
+        ns = {"__lk": sys.modules[__name__]}
+        ns.update(zip(names, fns))
+        exec(compile(src, filename, "exec"), ns)
+        d = _op_wrappers[key] = Dispatcher(ns[f"__lk_{op}"])
+    return d(*args)
+
+
+def map(fn, *arrays, axis=None):
+    """fn applied elementwise to the broadcast arrays (or, with axis, to each slice along that axis)."""
+    return _run_operator("map", (fn,), arrays, (("axis", axis),) if axis is not None else ())
+
+
+def reduce(fn, x, init=None, axis=None):
+    """x combined with the binary fn (assumed associative), from init if given; axis=None reduces everything."""
+    opts = (("axis", axis),) if axis is not None else ()
+    if init is None:
+        return _run_operator("reduce", (fn,), (x,), opts)
+    return _run_operator("reduce", (fn,), (x, init), opts)
+
+
+def scan(fn, x, axis=None):
+    """The inclusive running combination of x with fn (np.cumsum is scan of add); axis=None flattens."""
+    return _run_operator("scan", (fn,), (x,), (("axis", axis),) if axis is not None else ())
+
+
+def imap(fn, shape):
+    """The array of fn(i) (or fn(i, j, ...)) over the index space shape."""
+    return _run_operator("imap", (fn,), (shape,))
+
+
+def ireduce(fn, combine, shape, init):
+    """combine over fn(i, ...) for every index of shape, starting from init."""
+    return _run_operator("ireduce", (fn, combine), (shape, init))
+
+
+def outer_map(fn, x, y):
+    """result[i, j] = fn(x[i], y[j]) over the first axis of x and y."""
+    return _run_operator("outer_map", (fn,), (x, y))
+
+
+def prange(*args):
+    """range() whose iterations are independent (run in parallel by the openmp backend; sequential elsewhere)."""
+    return range(*args)
+
+
 class runtime:
     """The runtime's counters: runtime.stats() -> {'allocations', 'frees', 'live_bytes'}."""
 

@@ -46,7 +46,7 @@ def function_ast(fn):
         raise _compile_error(f"cannot compile {fn!r}: it is not a Python function")
     name = getattr(fn, "__qualname__", code.co_name)
     if code.co_name == "<lambda>":
-        raise _compile_error("lambda functions are not supported; define the function with def")
+        return _lambda_ast(fn, code)
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -67,6 +67,40 @@ def function_ast(fn):
     return node, filename, (first - 1 if indented else first)
 
 
+def _lambda_ast(fn, code):
+    """The ast.Lambda of a lambda function, found in its whole file (a lambda's own lines need not parse).
+    Among lambdas on its first line with its parameter names, the one whose body holds its first instruction."""
+    import linecache
+
+    filename = code.co_filename
+    lines = linecache.getlines(filename)
+    if not lines:
+        raise _compile_error("cannot compile a lambda: its source code is not available; define it with def")
+    try:
+        tree = ast.parse("".join(lines), filename=filename)
+    except SyntaxError as e:
+        raise _compile_error(f"cannot compile a lambda: its file does not parse ({e.msg})") from None
+    params = list(code.co_varnames[: code.co_argcount])
+    found = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno and [a.arg for a in n.args.args] == params
+    ]
+    if len(found) > 1:
+        positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None]
+        if positions:
+            line, _, col, _ = positions[0]
+            inside = [
+                n
+                for n in found
+                if (n.body.lineno, n.body.col_offset) <= (line, col) <= (n.body.end_lineno, n.body.end_col_offset)
+            ]
+            found = inside or found
+    if not found:
+        raise _compile_error("cannot compile a lambda: its source was not found; define it with def")
+    return found[0], filename, 1
+
+
 # ---- free names ----
 
 
@@ -78,7 +112,8 @@ def _scan(fdef):
     bound.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
     declared_global = set()
     loaded = {}
-    for stmt in fdef.body:
+    body = fdef.body if isinstance(fdef.body, list) else [fdef.body]  # a lambda's body is one expression
+    for stmt in body:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Load):

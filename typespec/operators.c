@@ -1,0 +1,398 @@
+/* operators.c: functions as values and lorikeet's data-parallel operators.
+ *
+ * A function value (a lambda, a nested def, a module-level function named without calling it) has a type of
+ * its own (IR_TY_FUNC, naming the untyped function) and no run-time representation: applying it specialises
+ * the function on the argument types and calls it, passing the enclosing function's variables it captured as
+ * extra arguments (read at each call, as Python's closures read them). Backends inline these calls.
+ *
+ * The operators build the IR's data-parallel nodes around such applications:
+ *   lk.map(fn, *xs, axis=None)        IR_MAP of fn over broadcast xs; with axis, fn of each slice (IR_IMAP)
+ *   lk.reduce(fn, x, init, axis)      IR_REDUCE with fn as the combine
+ *   lk.scan(fn, x, init, axis)        IR_SCAN with fn as the combine (inclusive)
+ *   lk.imap(fn, shape)                IR_IMAP of fn over the index space
+ *   lk.ireduce(fn, combine, shape, init)  IR_REDUCE over an IR_IMAP (fused: no array in between)
+ *   lk.outer_map(fn, x, y)            fn(x[i], y[j]) for all pairs along the first axis
+ * and np.array([... for ...]) comprehensions, which become IR_IMAP. */
+#include <string.h>
+#include "ts_internal.h"
+
+const IrFunc *ts_resolve_handle(Ts *ts, IrPos pos, void *handle)
+{
+    const TsOptions *opts = ts->sess->opts;
+    LkDiag scratch = {0};
+    LkDiag *diag = ts->dry ? &scratch : ts->diag;
+    const IrFunc *f = opts->resolve ? opts->resolve(opts->resolver_ctx, handle, diag) : NULL;
+    if (!f && !ts->dry && diag->kind == LK_OK) TS_ERR(ts, pos, "cannot compile the called function");
+    return f;
+}
+
+static IrNode *call_with(Ts *ts, IrPos pos, const IrFunc *callee, IrNode **pos_args, int npos, const char **kwnames,
+                         IrNode **kwargs, int nkw, IrNode **captures)
+{
+    int np = callee->nparams, nuser = np - callee->ncaptured;
+    IrNode **args = ir_nodes(ts->a, np);
+    if (npos > nuser) TS_ERR(ts, pos, "%s() takes %d arguments but %d were given", callee->name, nuser, npos);
+    for (int i = 0; i < npos; i++) args[i] = pos_args[i];
+    for (int k = 0; k < nkw; k++) {
+        int i = 0;
+        while (i < nuser && strcmp(callee->params[i]->name, kwnames[k]) != 0) i++;
+        if (i == nuser) TS_ERR(ts, pos, "%s() got an unexpected keyword argument '%s'", callee->name, kwnames[k]);
+        if (args[i]) TS_ERR(ts, pos, "%s() got multiple values for argument '%s'", callee->name, kwnames[k]);
+        args[i] = kwargs[k];
+    }
+    for (int i = 0; i < callee->ncaptured; i++) args[nuser + i] = captures[i];
+    IrType **types = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)(np ? np : 1));
+    for (int i = 0; i < np; i++) {
+        int d = i - (nuser - callee->ndefaults);
+        if (!args[i] && i < nuser && d >= 0 && !(args[i] = ts_expr(ts, callee->defaults[d]))) return NULL;
+        if (!args[i]) TS_ERR(ts, pos, "%s() is missing the argument '%s'", callee->name, callee->params[i]->name);
+        if (args[i]->type->kind == IR_TY_FUNC && args[i]->type->func != callee)
+            TS_ERR(ts, pos, "functions can be passed to lorikeet's operators (lk.map, ...) but not to other functions yet");
+        types[i] = args[i]->type;
+    }
+    LkDiag scratch = {0};
+    IrFunc *typed = ts_specialize_in(ts->sess, callee, types, np, ts->dry ? &scratch : ts->diag);
+    if (!typed) return NULL;
+    IrNode *c = ir_node(ts->a, IR_CALL, pos);
+    c->u.call.ckind = IR_CALLEE_FUNC;
+    c->u.call.name = callee->name;
+    c->u.call.callee = typed;
+    c->u.call.args = args;
+    c->u.call.nargs = np;
+    c->type = typed->ret_type;
+    return c;
+}
+
+IrNode *ts_call_func(Ts *ts, IrPos pos, const IrFunc *callee, IrNode **args, int nargs, const char **kwnames,
+                     IrNode **kwargs, int nkw)
+{
+    return call_with(ts, pos, callee, args, nargs, kwnames, kwargs, nkw, NULL);
+}
+
+IrNode *ts_lambda(Ts *ts, const IrNode *n)
+{
+    const IrFunc *f = n->u.lambda.func ? n->u.lambda.func : ts_resolve_handle(ts, n->pos, n->u.lambda.func_handle);
+    if (!f) return NULL;
+    IrNode *r = ir_node(ts->a, IR_LAMBDA, n->pos);
+    r->u.lambda.func = (IrFunc *)f;
+    r->type = ir_type_func(f);
+    return r;
+}
+
+IrNode *ts_apply(Ts *ts, IrPos pos, IrNode *fn, IrNode **args, int nargs)
+{
+    if (!fn) return NULL;
+    if (fn->type->kind != IR_TY_FUNC) TS_ERR(ts, pos, "%s is not a function", ts_type_name(fn->type));
+    const IrFunc *f = fn->type->func;
+    IrNode **captures = ir_nodes(ts->a, f->ncaptured);
+    for (int i = 0; i < f->ncaptured; i++) {
+        IrVar *uv = f->captured_from[i];
+        if (uv->id >= ts->src->nvars || ts->src->vars[uv->id] != uv)
+            TS_ERR(ts, pos, "the nested function %s() can only be used in the function that defines it", f->name);
+        IrVar *dv = ts->varmap[uv->id];
+        if (!dv->type) {
+            if (!ts->dry) TS_ERR(ts, pos, "%s() uses '%s', which is not assigned before this call", f->name, uv->name);
+            return NULL;
+        }
+        captures[i] = ts_var(ts, pos, dv);
+    }
+    return call_with(ts, pos, f, args, nargs, NULL, NULL, 0, captures);
+}
+
+/* ---------------- the operators ---------------- */
+
+static IrNode *elem_apply(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    IrNode *r = ts_apply(ts, pos, env, e, n);
+    if (r && r->type->kind != IR_TY_SCALAR)
+        TS_ERR(ts, pos, "the function given to lk.map must return a scalar, not %s", ts_type_name(r->type));
+    return r;
+}
+
+static bool const_axis(Ts *ts, Args *a, int posn, int64_t *axis, bool *given)
+{
+    const IrNode *ax = a->call->u.call.nargs > posn ? a->call->u.call.args[posn] : ts_raw_kw(a->call, "axis");
+    *given = false;
+    if (!ax || (ax->kind == IR_CONST && ax->type->kind == IR_TY_NONE)) return true;
+    *given = true;
+    return ts_const_int(ax, axis);
+}
+
+/* A new IR_IMAP over dims (int64 nodes); the caller fills body with cond_depth raised. */
+static IrNode *new_imap(Ts *ts, IrPos pos, IrNode **dims, int nd)
+{
+    IrNode *m = ir_node(ts->a, IR_IMAP, pos);
+    m->u.imap.ndim = nd;
+    m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *) * (size_t)nd);
+    m->u.imap.dims = ir_nodes(ts->a, nd);
+    for (int d = 0; d < nd; d++) {
+        m->u.imap.idx[d] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+        m->u.imap.dims[d] = dims[d];
+    }
+    return m;
+}
+
+static IrNode *finish_imap(Ts *ts, IrPos pos, IrNode *m, IrNode *body)
+{
+    if (!body) return NULL;
+    if (body->type->kind != IR_TY_SCALAR)
+        TS_ERR(ts, pos, "each element must be a scalar, not %s", ts_type_name(body->type));
+    m->u.imap.body = ts_cast(ts, body, ir_type_strong(body->type));
+    m->type = ir_type_array(m->u.imap.body->type->dtype, m->u.imap.ndim, IR_LAYOUT_C);
+    return m;
+}
+
+/* x[:, ..., i, ...] with i at axis: one slice of x (a view), or an element of a 1-D x */
+static IrNode *slice_at(Ts *ts, IrPos pos, IrNode *x, int axis, IrNode *i)
+{
+    int nd = x->type->ndim;
+    IrNode *v = ir_node(ts->a, IR_INDEX, pos);
+    v->u.index.base = x;
+    v->u.index.n = axis + 1;
+    v->u.index.items = ir_nodes(ts->a, axis + 1);
+    for (int k = 0; k < axis; k++) {
+        v->u.index.items[k] = ir_node(ts->a, IR_SLICE, pos);
+        v->u.index.items[k]->type = ir_type_slice();
+    }
+    v->u.index.items[axis] = i;
+    v->u.index.checked = false; /* i runs over the axis */
+    v->type = nd == 1 ? ir_type_scalar(x->type->dtype) : ir_type_array(x->type->dtype, nd - 1, IR_LAYOUT_ANY);
+    return v;
+}
+
+static IrNode *op_map(Ts *ts, Args *a)
+{
+    IrPos pos = a->call->pos;
+    if (a->npos < 2) TS_ERR(ts, pos, "lk.map(fn, *arrays) needs a function and at least one array");
+    IrNode *fn = a->pos[0];
+    int64_t axis;
+    bool given;
+    if (!const_axis(ts, a, 99, &axis, &given)) TS_ERR(ts, pos, "lk.map(): axis must be a constant integer");
+    if (!given) {
+        bool any_array = false;
+        for (int i = 1; i < a->npos; i++) any_array |= ts_is_array(a->pos[i]);
+        if (!any_array) return elem_apply(ts, pos, a->pos + 1, a->npos - 1, fn);
+        return ts_make_map(ts, pos, a->pos + 1, a->npos - 1, elem_apply, fn);
+    }
+    if (a->npos != 2 || !ts_is_array(a->pos[1])) TS_ERR(ts, pos, "lk.map(fn, x, axis=k) takes one array");
+    IrNode *x = ts_reuse(ts, a->pos[1]);
+    if (axis < 0) axis += x->type->ndim;
+    if (axis < 0 || axis >= x->type->ndim) TS_ERR(ts, pos, "lk.map(): axis is out of bounds");
+    IrNode *dim = ts_dim(ts, pos, x, (int)axis);
+    IrNode *m = new_imap(ts, pos, &dim, 1);
+    ts->cond_depth++;
+    IrNode *s = slice_at(ts, pos, x, (int)axis, ts_var(ts, pos, m->u.imap.idx[0]));
+    IrNode *body = ts_apply(ts, pos, fn, &s, 1);
+    ts->cond_depth--;
+    return finish_imap(ts, pos, m, body);
+}
+
+/* The combine of lk.reduce/lk.scan: fn(acc, elem) over two fresh params, in the accumulator's type. */
+static bool make_combine(Ts *ts, IrPos pos, IrNode *fn, IrType *elem, IrNode *init, IrCombine *c, IrType **acc_out)
+{
+    IrType *acc = init ? ir_type_strong(ts_promote(init->type, elem)) : elem;
+    if (init && init->type->kind != IR_TY_SCALAR) {
+        if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, pos.line, pos.col, "init must be a scalar");
+        return false;
+    }
+    c->acc_param = ir_func_temp(ts->dst, acc);
+    c->elem_param = ir_func_temp(ts->dst, elem);
+    IrNode *args[2] = {ts_var(ts, pos, c->acc_param), ts_var(ts, pos, c->elem_param)};
+    ts->cond_depth++;
+    IrNode *body = ts_apply(ts, pos, fn, args, 2);
+    ts->cond_depth--;
+    if (!body) return false;
+    if (body->type->kind != IR_TY_SCALAR) {
+        if (!ts->dry)
+            lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, pos.line, pos.col, "a combine function must return a scalar, not %s",
+                        ts_type_name(body->type));
+        return false;
+    }
+    c->body = ts_cast(ts, body, acc);
+    c->init = init ? ts_cast(ts, init, acc) : NULL;
+    *acc_out = acc;
+    return c->body != NULL;
+}
+
+static IrNode *op_reduce_or_scan(Ts *ts, Args *a, bool is_scan)
+{
+    IrPos pos = a->call->pos;
+    const char *what = is_scan ? "lk.scan" : "lk.reduce";
+    IrNode *fn = ts_arg(a, 0, "fn"), *x = ts_arg(a, 1, "x"), *init = ts_arg(a, 2, "init");
+    if (!fn || !x) TS_ERR(ts, pos, "%s(fn, x, init=None, axis=None) needs a function and an array", what);
+    if (init && init->type->kind == IR_TY_NONE) init = NULL;
+    if (!ts_is_array(x)) TS_ERR(ts, pos, "%s() needs an array, not %s", what, ts_type_name(x->type));
+    int64_t axis = -1;
+    bool given;
+    if (!const_axis(ts, a, 3, &axis, &given)) TS_ERR(ts, pos, "%s(): axis must be a constant integer", what);
+    if (given && axis < 0) axis += x->type->ndim;
+    if (given && (axis < 0 || axis >= x->type->ndim)) TS_ERR(ts, pos, "%s(): axis is out of bounds", what);
+    IrCombine c = {0};
+    IrType *acc;
+    if (!make_combine(ts, pos, fn, ir_type_scalar(x->type->dtype), init, &c, &acc)) return NULL;
+    if (is_scan) {
+        if (init) TS_ERR(ts, pos, "lk.scan() with init is not supported yet");
+        IrNode *s = ts_make_scan(ts, pos, IR_RED_FUNC, x, given ? (int)axis : -1, acc);
+        if (s) s->u.scan.combine = c;
+        return s;
+    }
+    IrNode *r = ts_make_reduce(ts, pos, IR_RED_FUNC, x, given ? (int)axis : -1, false, acc);
+    if (r) r->u.reduce.combine = c;
+    return r;
+}
+
+static IrNode *op_imap(Ts *ts, Args *a, IrNode *fn, IrNode *shape)
+{
+    IrPos pos = a->call->pos;
+    IrNode **dims;
+    int nd = shape ? ts_shape_arg(ts, shape, &dims) : -1;
+    if (nd <= 0) TS_ERR(ts, pos, "the shape must be an int or a non-empty tuple of ints");
+    for (int d = 0; d < nd; d++) dims[d] = ts_reuse(ts, dims[d]);
+    IrNode *m = new_imap(ts, pos, dims, nd);
+    IrNode **idx = ir_nodes(ts->a, nd);
+    for (int d = 0; d < nd; d++) idx[d] = ts_var(ts, pos, m->u.imap.idx[d]);
+    ts->cond_depth++;
+    IrNode *body = ts_apply(ts, pos, fn, idx, nd);
+    ts->cond_depth--;
+    return finish_imap(ts, pos, m, body);
+}
+
+static IrNode *op_ireduce(Ts *ts, Args *a)
+{
+    IrPos pos = a->call->pos;
+    IrNode *fn = ts_arg(a, 0, "fn"), *combine = ts_arg(a, 1, "combine"), *shape = ts_arg(a, 2, "shape"), *init = ts_arg(a, 3, "init");
+    if (!fn || !combine || !shape || !init) TS_ERR(ts, pos, "lk.ireduce(fn, combine, shape, init) needs all four");
+    IrNode *m = op_imap(ts, a, fn, shape);
+    if (!m) return NULL;
+    IrCombine c = {0};
+    IrType *acc;
+    if (!make_combine(ts, pos, combine, ir_type_scalar(m->type->dtype), init, &c, &acc)) return NULL;
+    IrNode *r = ir_node(ts->a, IR_REDUCE, pos);
+    r->u.reduce.op = IR_RED_FUNC;
+    r->u.reduce.input = m;
+    r->u.reduce.axis = -1;
+    r->u.reduce.combine = c;
+    r->type = acc;
+    return r;
+}
+
+static IrNode *op_outer_map(Ts *ts, Args *a)
+{
+    IrPos pos = a->call->pos;
+    IrNode *fn = ts_arg(a, 0, "fn"), *x = ts_arg(a, 1, "x"), *y = ts_arg(a, 2, "y");
+    if (!fn || !x || !y || !ts_is_array(x) || !ts_is_array(y)) TS_ERR(ts, pos, "lk.outer_map(fn, x, y) needs a function and two arrays");
+    x = ts_reuse(ts, x);
+    y = ts_reuse(ts, y);
+    IrNode *dims[2] = {ts_dim(ts, pos, x, 0), ts_dim(ts, pos, y, 0)};
+    IrNode *m = new_imap(ts, pos, dims, 2);
+    ts->cond_depth++;
+    IrNode *args[2] = {slice_at(ts, pos, x, 0, ts_var(ts, pos, m->u.imap.idx[0])),
+                       slice_at(ts, pos, y, 0, ts_var(ts, pos, m->u.imap.idx[1]))};
+    IrNode *body = ts_apply(ts, pos, fn, args, 2);
+    ts->cond_depth--;
+    return finish_imap(ts, pos, m, body);
+}
+
+IrNode *ts_operator(Ts *ts, Args *a, const char *name)
+{
+    IrPos pos = a->call->pos;
+    if (!strcmp(name, "map")) return op_map(ts, a);
+    if (!strcmp(name, "reduce")) return op_reduce_or_scan(ts, a, false);
+    if (!strcmp(name, "scan")) return op_reduce_or_scan(ts, a, true);
+    if (!strcmp(name, "imap")) return op_imap(ts, a, ts_arg(a, 0, "fn"), ts_arg(a, 1, "shape"));
+    if (!strcmp(name, "ireduce")) return op_ireduce(ts, a);
+    if (!strcmp(name, "outer_map")) return op_outer_map(ts, a);
+    TS_ERR(ts, pos, "lorikeet.%s() is not supported inside compiled code", name);
+}
+
+/* ---------------- comprehensions ---------------- */
+
+/* The loop of one comprehension level: its length, and the target's value at index i. */
+typedef struct Level {
+    const IrNode *comp;
+    IrNode *len;
+    IrNode *arr;              /* iterating an array: it */
+    IrNode *start, *step;     /* iterating a range */
+} Level;
+
+static bool prepare_level(Ts *ts, Level *lv)
+{
+    const IrNode *it = lv->comp->u.comprehension.iter;
+    IrPos pos = lv->comp->pos;
+    IrType *i64 = ir_type_scalar(IR_DT_INT64);
+    if (it->kind == IR_CALL && it->u.call.ckind == IR_CALLEE_NAMED && !strcmp(it->u.call.name, "builtins.range")) {
+        int n = it->u.call.nargs;
+        IrNode *p[3];
+        if (n < 1 || n > 3 || it->u.call.nkw) {
+            if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, pos.line, pos.col, "range() takes 1 to 3 arguments");
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!(p[i] = ts_expr(ts, it->u.call.args[i]))) return false;
+            if (!ts_is_int_scalar(p[i]->type)) {
+                if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, pos.line, pos.col, "range() takes integers");
+                return false;
+            }
+            p[i] = ts_reuse(ts, ts_cast(ts, p[i], i64));
+        }
+        lv->start = n >= 2 ? p[0] : ts_i64(ts, pos, 0);
+        IrNode *stop = n >= 2 ? p[1] : p[0];
+        lv->step = n == 3 ? p[2] : ts_i64(ts, pos, 1);
+        /* max(0, ceil((stop - start) / step)) = max(0, -((start - stop) // step)); step 0 raises there */
+        IrNode *d = ts_scalar_binop(ts, pos, IR_OP_SUB, lv->start, stop);
+        IrNode *q = ts_scalar_unop(ts, pos, IR_UOP_NEG, ts_scalar_binop(ts, pos, IR_OP_FLOORDIV, d, lv->step));
+        lv->len = ts_reuse(ts, ts_scalar_binop(ts, pos, IR_OP_MAX, q, ts_i64(ts, pos, 0)));
+        return lv->len != NULL;
+    }
+    IrNode *arr = ts_expr(ts, it);
+    if (!arr) return false;
+    if (!ts_is_array(arr)) {
+        if (!ts->dry)
+            lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, pos.line, pos.col,
+                        "a comprehension iterates over range(...) or an array, not %s", ts_type_name(arr->type));
+        return false;
+    }
+    lv->arr = ts_reuse(ts, arr);
+    lv->len = ts_reuse(ts, ts_dim(ts, pos, lv->arr, 0));
+    return true;
+}
+
+IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype)
+{
+    Level lv[8];
+    int nd = 0;
+    const IrNode *cur = comp;
+    while (cur->kind == IR_COMPREHENSION) {
+        if (nd == 8) TS_ERR(ts, comp->pos, "comprehensions nested more than 8 deep");
+        lv[nd].comp = cur;
+        lv[nd].arr = lv[nd].start = lv[nd].step = NULL;
+        cur = cur->u.comprehension.elt;
+        nd++;
+    }
+    /* every level's iterable is evaluated once, before the loops: an inner one may not use an outer target */
+    for (int d = 0; d < nd; d++)
+        if (!prepare_level(ts, &lv[d])) {
+            if (!ts->dry && ts->diag->kind == LK_OK)
+                TS_ERR(ts, lv[d].comp->pos, "the iterable of a nested comprehension may not depend on the outer one's target");
+            return NULL;
+        }
+    IrNode *dims[8];
+    for (int d = 0; d < nd; d++) dims[d] = lv[d].len;
+    IrNode *m = new_imap(ts, comp->pos, dims, nd);
+    ts->cond_depth++;
+    int saved = ts->nsubst;
+    for (int d = 0; d < nd; d++) {
+        IrNode *i = ts_var(ts, comp->pos, m->u.imap.idx[d]);
+        IrNode *val = lv[d].arr ? slice_at(ts, comp->pos, lv[d].arr, 0, i)
+                                : ts_scalar_binop(ts, comp->pos, IR_OP_ADD, lv[d].start, ts_scalar_binop(ts, comp->pos, IR_OP_MUL, i, lv[d].step));
+        ts->subst_from[ts->nsubst] = lv[d].comp->u.comprehension.target;
+        ts->subst_to[ts->nsubst++] = val;
+    }
+    IrNode *body = ts_expr(ts, cur);
+    ts->nsubst = saved;
+    if (body && dtype) body = ts_cast(ts, body, ir_type_scalar(*dtype));
+    ts->cond_depth--;
+    if (body && body->type->kind != IR_TY_SCALAR)
+        TS_ERR(ts, comp->pos, "np.array of a comprehension whose items are %s is not supported (nest comprehensions for 2-D)", ts_type_name(body->type));
+    return finish_imap(ts, comp->pos, m, body);
+}
