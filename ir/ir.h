@@ -318,6 +318,7 @@ char *ir_print_func(const IrFunc *f); /* malloc'd; caller frees */
 
 /* ---- passes ---- */
 void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
+void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
 
 /* ---- traversal (walk.c) ---- */

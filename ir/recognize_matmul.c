@@ -1,0 +1,98 @@
+/* recognize_matmul.c: a matrix product written element by element,
+ *
+ *     np.array([[np.dot(row, col) for col in Y.T] for row in X])      (Parakeet's matmult)
+ *     lk.imap(lambda i, j: (A[i] * B[j]).sum(), (n, m))
+ *
+ * reaches typespec as imap(i, j: reduce[add](map(*, A[i], B[j]))). That is A @ B.T, and is replaced by the
+ * matmul intrinsic, so it runs on the blocked GEMM kernel instead of n*m dot products over strided columns.
+ * Only float arrays, and only when A and B do not depend on i or j. */
+#include "ir.h"
+
+static bool is_var(const IrNode *n, const IrVar *v)
+{
+    return n->kind == IR_VAR && n->u.var.var == v;
+}
+
+static bool uses_var(IrNode *n, const IrVar *v);
+
+typedef struct Uses {
+    const IrVar *v;
+    bool found;
+} Uses;
+
+static void find_use(IrNode **p, void *env)
+{
+    Uses *u = env;
+    if (is_var(*p, u->v)) u->found = true;
+    else if (!u->found) ir_each_child(*p, find_use, env);
+}
+
+static bool uses_var(IrNode *n, const IrVar *v)
+{
+    Uses u = {v, false};
+    find_use(&n, &u);
+    return u.found;
+}
+
+/* x[idx] where x is a 2-D float array independent of both indices: returns x */
+static IrNode *row_of(IrNode *n, const IrVar *idx, const IrVar *other)
+{
+    if (n->kind != IR_INDEX || n->u.index.n != 1 || !is_var(n->u.index.items[0], idx)) return NULL;
+    IrNode *base = n->u.index.base;
+    if (!base->type || base->type->kind != IR_TY_ARRAY || base->type->ndim != 2 || !ir_dtype_is_float(base->type->dtype))
+        return NULL;
+    if (uses_var(base, idx) || uses_var(base, other)) return NULL;
+    return base;
+}
+
+/* imap(i, j: reduce[add](map(p, q: p * q, A[i], B[j]))) -> matmul(A, transpose(B)) */
+static IrNode *as_matmul(RtArena *a, IrNode *m)
+{
+    if (m->kind != IR_IMAP || m->u.imap.out || m->u.imap.ndim != 2) return NULL;
+    IrNode *r = m->u.imap.body;
+    if (r->kind == IR_CAST) r = r->u.cast.value;
+    if (r->kind != IR_REDUCE || r->u.reduce.op != IR_RED_ADD || r->u.reduce.axis != -1) return NULL;
+    IrNode *mul = r->u.reduce.input;
+    if (mul->kind != IR_MAP || mul->u.map.ninputs != 2) return NULL;
+    IrNode *body = mul->u.map.body;
+    if (body->kind != IR_BINOP || body->u.binop.op != IR_OP_MUL) return NULL;
+    IrVar *p = mul->u.map.params[0], *q = mul->u.map.params[1];
+    if (!((is_var(body->u.binop.lhs, p) && is_var(body->u.binop.rhs, q)) || (is_var(body->u.binop.lhs, q) && is_var(body->u.binop.rhs, p))))
+        return NULL;
+    IrVar *i = m->u.imap.idx[0], *j = m->u.imap.idx[1];
+    IrNode *A = row_of(mul->u.map.inputs[0], i, j), *B = row_of(mul->u.map.inputs[1], j, i);
+    if (!A || !B || A->type->dtype != B->type->dtype || A->type->dtype != m->type->dtype) return NULL;
+    IrNode *bt = ir_node(a, IR_CALL, m->pos);
+    bt->u.call.ckind = IR_CALLEE_INTRINSIC;
+    bt->u.call.name = "transpose";
+    bt->u.call.nargs = 1;
+    bt->u.call.args = ir_nodes(a, 1);
+    bt->u.call.args[0] = B;
+    bt->type = ir_type_array(B->type->dtype, 2, IR_LAYOUT_ANY);
+    IrNode *mm = ir_node(a, IR_CALL, m->pos);
+    mm->u.call.ckind = IR_CALLEE_INTRINSIC;
+    mm->u.call.name = "matmul";
+    mm->u.call.nargs = 2;
+    mm->u.call.args = ir_nodes(a, 2);
+    mm->u.call.args[0] = A;
+    mm->u.call.args[1] = bt;
+    mm->type = ir_type_array(A->type->dtype, 2, IR_LAYOUT_C);
+    return mm;
+}
+
+static void visit(IrNode **p, void *env)
+{
+    ir_each_child(*p, visit, env);
+    IrNode *mm = as_matmul(env, *p);
+    if (mm) *p = mm;
+}
+
+static void visit_stmt(IrNode *s, void *env)
+{
+    ir_each_child(s, visit, env);
+}
+
+void ir_recognize_matmul(IrFunc *f)
+{
+    ir_each_stmt(&f->body, visit_stmt, f->arena);
+}
