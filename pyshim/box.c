@@ -40,11 +40,27 @@ int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
     if (PyArray_Check(arg)) {
         PyArrayObject *a = (PyArrayObject *)arg;
         IrDtype dt;
-        if (!dtype_of_descr(PyArray_DESCR(a), &dt) || !array_ok(a)) return -1;
+        if (!dtype_of_descr(PyArray_DESCR(a), &dt)) return -1;
+        if (PyArray_NDIM(a) == 0) { /* a 0-d array is used as a scalar of its dtype */
+            key[(*len)++] = 's';
+            key[(*len)++] = (unsigned char)dt;
+            return 0;
+        }
+        if (!array_ok(a)) return -1;
         key[(*len)++] = 'A';
         key[(*len)++] = (unsigned char)dt;
         key[(*len)++] = (unsigned char)PyArray_NDIM(a);
         key[(*len)++] = PyArray_IS_C_CONTIGUOUS(a) ? 'C' : 'A';
+        return 0;
+    }
+    if (PyArray_IsScalar(arg, Generic) /* before float: np.float64 is a float */) {
+        PyArray_Descr *d = PyArray_DescrFromScalar(arg);
+        IrDtype dt;
+        bool ok = d && dtype_of_descr(d, &dt);
+        Py_XDECREF(d);
+        if (!ok) return -1;
+        key[(*len)++] = 's';
+        key[(*len)++] = (unsigned char)dt;
         return 0;
     }
     if (PyBool_Check(arg)) { key[(*len)++] = 'b'; return 0; }
@@ -68,16 +84,6 @@ int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
         key[(*len)++] = ')';
         return 0;
     }
-    if (PyArray_IsScalar(arg, Generic)) {
-        PyArray_Descr *d = PyArray_DescrFromScalar(arg);
-        IrDtype dt;
-        bool ok = d && dtype_of_descr(d, &dt);
-        Py_XDECREF(d);
-        if (!ok) return -1;
-        key[(*len)++] = 's';
-        key[(*len)++] = (unsigned char)dt;
-        return 0;
-    }
     return -1;
 }
 
@@ -91,15 +97,19 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
                          "uint8..uint64, float32 and float64 in native byte order are)", param, PyArray_DESCR(a));
             return NULL;
         }
-        if (PyArray_NDIM(a) == 0) {
-            PyErr_Format(PyExc_TypeError, "argument '%s': 0-dimensional arrays are not supported; pass a scalar", param);
-            return NULL;
-        }
+        if (PyArray_NDIM(a) == 0) return ir_type_scalar(dt); /* used as a scalar of its dtype */
         if (!array_ok(a)) {
             PyErr_Format(PyExc_TypeError, "argument '%s': the array is not aligned or has more than 32 dimensions", param);
             return NULL;
         }
         return ir_type_array(dt, PyArray_NDIM(a), PyArray_IS_C_CONTIGUOUS(a) ? IR_LAYOUT_C : IR_LAYOUT_ANY);
+    }
+    if (PyArray_IsScalar(arg, Generic) /* before float: np.float64 is a float */) {
+        PyArray_Descr *d = PyArray_DescrFromScalar(arg);
+        IrDtype dt;
+        bool ok = d && dtype_of_descr(d, &dt);
+        Py_XDECREF(d);
+        if (ok) return ir_type_scalar(dt);
     }
     if (PyBool_Check(arg)) return ir_type_weak(IR_DT_BOOL); /* Python bools add like ints: True + True == 2 */
     if (PyLong_Check(arg)) {
@@ -109,9 +119,9 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
             PyErr_Format(PyExc_OverflowError, "argument '%s': %R does not fit in a 64-bit integer", param, arg);
             return NULL;
         }
-        return ir_type_scalar(IR_DT_INT64);
+        return ir_type_weak(IR_DT_INT64); /* a Python int: int64, weak as NEP 50 says (int32 array + 3 is int32) */
     }
-    if (PyFloat_Check(arg)) return ir_type_scalar(IR_DT_FLOAT64);
+    if (PyFloat_Check(arg)) return ir_type_weak(IR_DT_FLOAT64);
     if (arg == Py_None) return ir_type_none();
     if (PyTuple_Check(arg)) {
         Py_ssize_t n = PyTuple_GET_SIZE(arg);
@@ -124,13 +134,6 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
             if (!(elems[i] = lk_type_of_arg(PyTuple_GET_ITEM(arg, i), param))) return NULL;
         return ir_type_tuple(elems, (int)n);
     }
-    if (PyArray_IsScalar(arg, Generic)) {
-        PyArray_Descr *d = PyArray_DescrFromScalar(arg);
-        IrDtype dt;
-        bool ok = d && dtype_of_descr(d, &dt);
-        Py_XDECREF(d);
-        if (ok) return ir_type_scalar(dt);
-    }
     PyErr_Format(PyExc_TypeError,
                  "argument '%s' has unsupported type %.100s: lorikeet takes numbers, bools, NumPy arrays of numbers, "
                  "tuples of these and None", param, Py_TYPE(arg)->tp_name);
@@ -140,9 +143,11 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
 static int64_t scalar_slot(PyObject *arg, const IrType *t)
 {
     union { int64_t i; double f; } slot = {0};
-    if (PyArray_IsScalar(arg, Generic) && !PyBool_Check(arg) && !PyLong_Check(arg) && !PyFloat_Check(arg)) {
+    bool zero_d = PyArray_Check(arg) && PyArray_NDIM((PyArrayObject *)arg) == 0;
+    if (zero_d || (PyArray_IsScalar(arg, Generic) && !PyBool_Check(arg) && !PyLong_Check(arg) && !PyFloat_Check(arg))) {
         unsigned char buf[16] = {0};
-        PyArray_ScalarAsCtype(arg, buf);
+        if (zero_d) memcpy(buf, PyArray_DATA((PyArrayObject *)arg), (size_t)PyArray_ITEMSIZE((PyArrayObject *)arg));
+        else PyArray_ScalarAsCtype(arg, buf);
         switch (t->dtype) {
         case IR_DT_BOOL: slot.i = *(npy_bool *)buf != 0; break;
         case IR_DT_INT8: slot.i = *(int8_t *)buf; break;

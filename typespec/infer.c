@@ -227,6 +227,10 @@ IrNode *ts_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
 static IrNode *scalar_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
 {
     if (l->type->kind != IR_TY_SCALAR || r->type->kind != IR_TY_SCALAR) {
+        if (l->type->kind == IR_TY_DTYPE && r->type->kind == IR_TY_DTYPE && (op == IR_CMP_EQ || op == IR_CMP_NE)) {
+            bool eq = l->type->dtype == r->type->dtype; /* a.dtype == np.float32: known when compiling */
+            return ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), op == IR_CMP_EQ ? eq : !eq);
+        }
         if (l->type->kind == IR_TY_NONE || r->type->kind == IR_TY_NONE) {
             if (op != IR_CMP_EQ && op != IR_CMP_NE) TS_ERR(ts, pos, "None can only be compared with == or !=");
             bool eq = l->type->kind == r->type->kind;

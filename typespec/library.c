@@ -170,7 +170,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         keepdims = v != 0;
     }
     if (x->type->kind == IR_TY_SCALAR) {
-        if (strcmp(name, "mean") == 0) return ts_cast(ts, x, float_of(x->type));
+        if (strcmp(name, "mean") == 0) return ts_cast(ts, x, ir_dtype_is_float(x->type->dtype) ? ir_type_strong(x->type) : ir_type_scalar(IR_DT_FLOAT64));
         if (strcmp(name, "all") == 0 || strcmp(name, "any") == 0) return ts_truth(ts, x);
         if (strcmp(name, "sum") == 0 || strcmp(name, "prod") == 0) return ts_cast(ts, x, sum_type(ir_type_strong(x->type)->dtype));
         if (!strcmp(name, "cumsum") || !strcmp(name, "cumprod")) TS_ERR(ts, pos, "%s() of a scalar is not supported", name);
@@ -212,7 +212,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         int64_t ddof = 0;
         const IrNode *dd = ts_raw_kw(a->call, "ddof");
         if (dd && !ts_const_int(dd, &ddof)) TS_ERR(ts, pos, "%s(): ddof must be a constant integer", name);
-        IrType *acc = float_of(ir_type_scalar(dt));
+        IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64);
         x = ts_reuse(ts, ts_cast_array(ts, pos, x, acc->dtype));
         /* mean with keepdims, so it broadcasts against x */
         IrNode *count = axis < 0 ? ts_array_size(ts, pos, x) : ts_dim(ts, pos, x, (int)axis);
@@ -228,7 +228,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
     }
     if (strcmp(name, "mean") == 0) {
-        IrType *acc = float_of(ir_type_scalar(dt));
+        IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64); /* NumPy: mean of ints is float64 */
         x = ts_reuse(ts, x);
         IrNode *count;
         count = axis < 0 ? ts_array_size(ts, pos, x) : ts_dim(ts, pos, x, (int)axis);
@@ -292,6 +292,8 @@ static IrNode *call_constructor(Ts *ts, Args *a, const char *name)
 static IrNode *call_arange(Ts *ts, Args *a)
 {
     IrPos pos = a->call->pos;
+    IrNode *dtype_pos = NULL;
+    if (a->npos == 4) dtype_pos = a->pos[--a->npos]; /* arange(start, stop, step, dtype) */
     if (!ts_check_args(ts, a, "numpy.arange", 1, 3)) return NULL;
     IrNode *start = a->npos >= 2 ? a->pos[0] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 0);
     IrNode *stop = a->npos >= 2 ? a->pos[1] : a->pos[0];
@@ -300,7 +302,7 @@ static IrNode *call_arange(Ts *ts, Args *a)
     if (!t) TS_ERR(ts, pos, "numpy.arange() needs numbers");
     IrType *st = ir_type_strong(t);
     IrDtype dt = st->dtype == IR_DT_BOOL ? IR_DT_INT64 : st->dtype;
-    if (!ts_dtype_arg(ts, ts_arg(a, -1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.arange(): bad dtype");
+    if (!ts_dtype_arg(ts, dtype_pos ? dtype_pos : ts_arg(a, -1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.arange(): bad dtype");
     start = ts_reuse(ts, start);
     step = ts_reuse(ts, step);
     IrNode *len;
@@ -492,10 +494,11 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     if (lookup_math(name, &fn) && strcmp(name, "pow") && strcmp(name, "asin") && strcmp(name, "acos") &&
         strcmp(name, "atan") && strcmp(name, "asinh") && strcmp(name, "acosh") && strcmp(name, "atanh") && strcmp(name, "atan2")) {
         if (!ts_check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
-        if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC || fn == IR_MATH_RINT) &&
-            a->pos[0]->type->kind == IR_TY_ARRAY ? ir_dtype_is_int(a->pos[0]->type->dtype)
-                                                 : ts_is_int_scalar(a->pos[0]->type) && a->pos[0]->type->dtype != IR_DT_BOOL)
-            return a->pos[0]; /* NumPy 2 keeps integer dtypes for these */
+        /* NumPy 2 keeps integer dtypes for floor, ceil and trunc (rint still gives floats) */
+        IrType *t0 = a->pos[0]->type;
+        bool int_in = (t0->kind == IR_TY_ARRAY || t0->kind == IR_TY_SCALAR) && ir_dtype_is_int(t0->dtype);
+        if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC) && int_in)
+            return t0->kind == IR_TY_SCALAR ? ts_cast(ts, a->pos[0], ir_type_strong(t0)) : a->pos[0];
         return ts_math(ts, pos, fn, a->pos, a->npos, NULL);
     }
     bool handled;
