@@ -49,6 +49,7 @@ struct IrType {
     bool weak;
     int ndim;
     IrLayout layout;
+    bool readonly;      /* IR_TY_ARRAY: NumPy's WRITEABLE flag was off (assignments are refused) */
     int nelems;
     IrType **elems;
     const void *func;   /* IR_TY_FUNC: the untyped IrFunc (or the resolver's handle) it calls */
@@ -58,6 +59,8 @@ struct IrType {
 IrType *ir_type_scalar(IrDtype dt);
 IrType *ir_type_weak(IrDtype dt);          /* IR_DT_INT64, IR_DT_FLOAT64 or IR_DT_BOOL */
 IrType *ir_type_array(IrDtype dt, int ndim, IrLayout layout);
+IrType *ir_type_array_ro(IrDtype dt, int ndim, IrLayout layout, bool readonly);
+IrType *ir_type_view(const IrType *of, int ndim, IrLayout layout); /* a view of `of`: its dtype and readonly */
 IrType *ir_type_tuple(IrType **elems, int n);
 IrType *ir_type_none(void);
 IrType *ir_type_slice(void);

@@ -16,7 +16,7 @@ static TypeNode *interned;
 static bool same_type(const IrType *a, const IrType *b)
 {
     if (a->kind != b->kind || a->dtype != b->dtype || a->weak != b->weak || a->ndim != b->ndim ||
-        a->layout != b->layout || a->nelems != b->nelems || a->func != b->func)
+        a->layout != b->layout || a->nelems != b->nelems || a->func != b->func || a->readonly != b->readonly)
         return false;
     for (int i = 0; i < a->nelems; i++)
         if (a->elems[i] != b->elems[i]) return false;
@@ -48,8 +48,18 @@ IrType *ir_type_func(const void *func) { return intern((IrType){.kind = IR_TY_FU
 
 IrType *ir_type_array(IrDtype dt, int ndim, IrLayout layout)
 {
+    return ir_type_array_ro(dt, ndim, layout, false);
+}
+
+IrType *ir_type_array_ro(IrDtype dt, int ndim, IrLayout layout, bool readonly)
+{
     if (ndim == 0) return ir_type_scalar(dt);
-    return intern((IrType){.kind = IR_TY_ARRAY, .dtype = dt, .ndim = ndim, .layout = layout});
+    return intern((IrType){.kind = IR_TY_ARRAY, .dtype = dt, .ndim = ndim, .layout = layout, .readonly = readonly});
+}
+
+IrType *ir_type_view(const IrType *of, int ndim, IrLayout layout)
+{
+    return ir_type_array_ro(of->dtype, ndim, layout, of->kind == IR_TY_ARRAY && of->readonly);
 }
 
 IrType *ir_type_tuple(IrType **elems, int n)
@@ -107,7 +117,8 @@ void ir_type_str(const IrType *t, char *buf, size_t n)
         else snprintf(buf, n, "%s", ir_dtype_name(t->dtype));
         return;
     case IR_TY_ARRAY:
-        snprintf(buf, n, "array(%s, %dd, %s)", ir_dtype_name(t->dtype), t->ndim, t->layout == IR_LAYOUT_C ? "C" : "A");
+        snprintf(buf, n, "array(%s, %dd, %s%s)", ir_dtype_name(t->dtype), t->ndim, t->layout == IR_LAYOUT_C ? "C" : "A",
+                 t->readonly ? ", readonly" : "");
         return;
     case IR_TY_TUPLE: {
         size_t used = (size_t)snprintf(buf, n, "(");

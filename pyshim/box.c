@@ -29,6 +29,17 @@ static int npy_type_of(IrDtype dt)
     return map[dt];
 }
 
+/* Subclasses whose meaning differs from ndarray's (a mask to honour, * meaning matrix product) are refused;
+ * others (np.memmap) are plain arrays to us. */
+static const char *refused_subclass(PyObject *arg)
+{
+    if (PyArray_CheckExact(arg)) return NULL;
+    const char *name = Py_TYPE(arg)->tp_name;
+    if (strstr(name, "MaskedArray") || strstr(name, "masked")) return "masked arrays";
+    if (strcmp(name, "matrix") == 0 || strstr(name, ".matrix")) return "np.matrix";
+    return NULL;
+}
+
 static bool array_ok(PyArrayObject *a)
 {
     return PyArray_ISALIGNED(a) && PyArray_NDIM(a) >= 1 && PyArray_NDIM(a) <= 32;
@@ -40,7 +51,7 @@ int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
     if (PyArray_Check(arg)) {
         PyArrayObject *a = (PyArrayObject *)arg;
         IrDtype dt;
-        if (!dtype_of_descr(PyArray_DESCR(a), &dt)) return -1;
+        if (refused_subclass(arg) || !dtype_of_descr(PyArray_DESCR(a), &dt)) return -1;
         if (PyArray_NDIM(a) == 0) { /* a 0-d array is used as a scalar of its dtype */
             key[(*len)++] = 's';
             key[(*len)++] = (unsigned char)dt;
@@ -50,7 +61,7 @@ int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
         key[(*len)++] = 'A';
         key[(*len)++] = (unsigned char)dt;
         key[(*len)++] = (unsigned char)PyArray_NDIM(a);
-        key[(*len)++] = PyArray_IS_C_CONTIGUOUS(a) ? 'C' : 'A';
+        key[(*len)++] = (unsigned char)((PyArray_IS_C_CONTIGUOUS(a) ? 'C' : 'A') + (PyArray_ISWRITEABLE(a) ? 0 : 32));
         return 0;
     }
     if (PyArray_IsScalar(arg, Generic) /* before float: np.float64 is a float */) {
@@ -92,6 +103,12 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
     if (PyArray_Check(arg)) {
         PyArrayObject *a = (PyArrayObject *)arg;
         IrDtype dt;
+        const char *refused = refused_subclass(arg);
+        if (refused) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': %s are not supported (pass a plain ndarray, e.g. np.asarray(x) "
+                         "or x.filled(...))", param, refused);
+            return NULL;
+        }
         if (!dtype_of_descr(PyArray_DESCR(a), &dt)) {
             PyErr_Format(PyExc_TypeError, "argument '%s': arrays of dtype %R are not supported (bool, int8..int64, "
                          "uint8..uint64, float32 and float64 in native byte order are)", param, PyArray_DESCR(a));
@@ -102,7 +119,8 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
             PyErr_Format(PyExc_TypeError, "argument '%s': the array is not aligned or has more than 32 dimensions", param);
             return NULL;
         }
-        return ir_type_array(dt, PyArray_NDIM(a), PyArray_IS_C_CONTIGUOUS(a) ? IR_LAYOUT_C : IR_LAYOUT_ANY);
+        return ir_type_array_ro(dt, PyArray_NDIM(a), PyArray_IS_C_CONTIGUOUS(a) ? IR_LAYOUT_C : IR_LAYOUT_ANY,
+                                !PyArray_ISWRITEABLE(a));
     }
     if (PyArray_IsScalar(arg, Generic) /* before float: np.float64 is a float */) {
         PyArray_Descr *d = PyArray_DescrFromScalar(arg);

@@ -197,7 +197,7 @@ static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_i
     r->u.index.checked = ts->sess->opts->boundscheck;
     int rdim = ndim - nints + nnew;
     r->type = (nints == ndim && nnew == 0) ? ir_type_scalar(base->type->dtype)
-                                           : ir_type_array(base->type->dtype, rdim, view_layout(base, items, nsrc));
+                                           : ir_type_view(base->type, rdim, view_layout(base, items, nsrc));
     if (rdim == 0 && r->type->kind == IR_TY_ARRAY) TS_ERR(ts, pos, "0-dimensional array views are not supported");
     return r;
 }
@@ -220,7 +220,7 @@ static IrNode *transpose(Ts *ts, IrPos pos, IrNode *x)
     c->u.call.args = ir_nodes(ts->a, 1);
     c->u.call.args[0] = x;
     c->u.call.nargs = 1;
-    c->type = ir_type_array(x->type->dtype, x->type->ndim, IR_LAYOUT_ANY);
+    c->type = ir_type_view(x->type, x->type->ndim, IR_LAYOUT_ANY);
     return c;
 }
 
@@ -229,6 +229,24 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
     IrNode *v = ts_expr(ts, n->u.attr.value);
     if (!v) return NULL;
     const char *name = n->u.attr.name;
+    if (v->type->kind == IR_TY_SCALAR) {
+        /* NumPy scalars (and 0-d arrays, which arrive as scalars) answer the array attributes */
+        IrType *st = ir_type_strong(v->type);
+        if (!strcmp(name, "ndim")) return ts_i64(ts, n->pos, 0);
+        if (!strcmp(name, "size")) return ts_i64(ts, n->pos, 1);
+        if (!strcmp(name, "itemsize")) return ts_i64(ts, n->pos, ir_dtype_size(st->dtype));
+        if (!strcmp(name, "shape")) {
+            IrNode *t = ir_node(ts->a, IR_TUPLE, n->pos);
+            t->type = ir_type_tuple(NULL, 0);
+            return t;
+        }
+        if (!strcmp(name, "dtype")) {
+            IrNode *c = ir_node(ts->a, IR_CONST, n->pos);
+            c->type = ir_type_dtype(st->dtype);
+            return c;
+        }
+        if (!strcmp(name, "real") || !strcmp(name, "T")) return v;
+    }
     if (v->type->kind != IR_TY_ARRAY)
         TS_ERR(ts, n->pos, "%s has no attribute '%s'", ts_type_name(v->type), name);
     int ndim = v->type->ndim;
@@ -276,6 +294,10 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
     if (!dst) return NULL;
     if (value->type->kind != IR_TY_SCALAR && value->type->kind != IR_TY_ARRAY)
         TS_ERR(ts, s->pos, "cannot store %s into an array", ts_type_name(value->type));
+    if (base->type->readonly) {
+        if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_VALUE, ts->src->file, s->pos.line, s->pos.col, "assignment destination is read-only");
+        return NULL;
+    }
     if (dst->type->kind == IR_TY_SCALAR) {
         if (value->type->kind != IR_TY_SCALAR)
             TS_ERR(ts, s->pos, "setting an array element with a sequence (the value is %s)", ts_type_name(value->type));

@@ -54,12 +54,30 @@ static IrNode *fold_const_cast(Ts *ts, IrNode *c, IrType *t)
     return ir_const_int(ts->a, c->pos, t, v);
 }
 
+/* NEP 50: a Python int literal that the other operand's integer type cannot hold is an error, not a wrap. */
+static bool int_fits(int64_t v, IrDtype dt)
+{
+    switch (dt) {
+    case IR_DT_INT8: return v >= -128 && v <= 127;
+    case IR_DT_INT16: return v >= -32768 && v <= 32767;
+    case IR_DT_INT32: return v >= INT32_MIN && v <= INT32_MAX;
+    case IR_DT_UINT8: return v >= 0 && v <= 255;
+    case IR_DT_UINT16: return v >= 0 && v <= 65535;
+    case IR_DT_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case IR_DT_UINT64: return v >= 0;
+    default: return true;
+    }
+}
+
 IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t)
 {
     if (!n) return NULL;
     if (n->type == t) return n;
     IrType *from = n->type;
     if (from->kind == IR_TY_SCALAR && t->kind == IR_TY_SCALAR) {
+        if (n->kind == IR_CONST && from->weak && from->dtype == IR_DT_INT64 && ir_dtype_is_int(t->dtype) && !t->weak &&
+            !int_fits(n->u.konst.i, t->dtype))
+            TS_ERR(ts, n->pos, "Python integer %lld out of bounds for %s", (long long)n->u.konst.i, ir_dtype_name(t->dtype));
         if (n->kind == IR_CONST) {
             IrNode *c = fold_const_cast(ts, n, t);
             if (c) return c;
@@ -132,12 +150,16 @@ IrNode *ts_scalar_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r)
     IrType *t = ts_promote(l->type, r->type);
     IrType *res = t;
     bool both_weak_bool = is_weak_bool(l->type) && is_weak_bool(r->type);
+    if (op == IR_OP_POW && l->type->dtype == IR_DT_BOOL && !l->type->weak && r->type->weak && r->type->dtype == IR_DT_INT64)
+        t = res = ir_type_scalar(IR_DT_INT8); /* NumPy: bool ** 2 is int8 */
     switch (op) {
     case IR_OP_DIV:
         if (!ir_dtype_is_float(t->dtype)) t = res = t->weak ? ir_type_weak(IR_DT_FLOAT64) : ir_type_scalar(IR_DT_FLOAT64);
         break;
     case IR_OP_ADD: case IR_OP_SUB: case IR_OP_MUL: case IR_OP_FLOORDIV: case IR_OP_MOD: case IR_OP_POW:
         if (t->dtype == IR_DT_BOOL) {
+            if (!both_weak_bool && op == IR_OP_SUB)
+                TS_ERR(ts, pos, "numpy boolean subtract, the - operator, is not supported: use ^ or np.logical_xor");
             if (both_weak_bool) t = res = ir_type_weak(IR_DT_INT64);       /* Python: True + True == 2 */
             else if (op == IR_OP_ADD || op == IR_OP_MUL) op = op == IR_OP_ADD ? IR_OP_BITOR : IR_OP_BITAND;
             else t = res = ir_type_scalar(IR_DT_INT8);                   /* NumPy: bool // bool is int8 */
@@ -194,12 +216,19 @@ IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
     if (x->type->kind != IR_TY_SCALAR) TS_ERR(ts, pos, "bad operand type for a unary operator: %s", ts_type_name(x->type));
     IrType *t = x->type;
     if (t->dtype == IR_DT_BOOL) {
+        if (op == IR_UOP_NEG && !t->weak)
+            TS_ERR(ts, pos, "numpy boolean negative, the - operator, is not supported: use ~ or np.logical_not");
         if (op == IR_UOP_INVERT && !t->weak) op = IR_UOP_NOT;  /* NumPy: ~True is False */
         else if (op == IR_UOP_ABS || op == IR_UOP_POS) t = t->weak ? ir_type_weak(IR_DT_INT64) : t;
         else t = t->weak ? ir_type_weak(IR_DT_INT64) : ir_type_scalar(IR_DT_INT8);
     }
     if (op == IR_UOP_INVERT && ir_dtype_is_float(t->dtype)) TS_ERR(ts, pos, "~ needs an integer, not %s", ts_type_name(t));
     if (op == IR_UOP_POS) return ts_cast(ts, x, t);
+    if (op == IR_UOP_NEG && x->kind == IR_CONST && x->type == t) {
+        /* -1 is a constant (so NEP 50's range rule sees it), folded as the type would compute it */
+        if (ir_dtype_is_float(t->dtype)) return ir_const_float(ts->a, pos, t, -x->u.konst.f);
+        return ir_const_int(ts->a, pos, t, (int64_t)(0 - (uint64_t)x->u.konst.i));
+    }
     IrNode *u = ir_node(ts->a, IR_UNOP, pos);
     u->type = op == IR_UOP_NOT ? ir_type_scalar(IR_DT_BOOL) : t;
     u->u.unop.op = op;
@@ -327,7 +356,7 @@ static IrNode *type_ifexp(Ts *ts, const IrNode *n)
     if (a->type != b->type) {
         if (a->type->kind == IR_TY_SCALAR && b->type->kind == IR_TY_SCALAR) t = ts_promote(a->type, b->type);
         else if (a->type->kind == IR_TY_ARRAY && b->type->kind == IR_TY_ARRAY && a->type->dtype == b->type->dtype &&
-                 a->type->ndim == b->type->ndim) t = ir_type_array(a->type->dtype, a->type->ndim, IR_LAYOUT_ANY);
+                 a->type->ndim == b->type->ndim) t = ir_type_array_ro(a->type->dtype, a->type->ndim, IR_LAYOUT_ANY, a->type->readonly || b->type->readonly);
         else TS_ERR(ts, n->pos, "the two branches give incompatible types %s and %s", ts_type_name(a->type), ts_type_name(b->type));
     }
     IrNode *r = ir_node(ts->a, IR_IFEXP, n->pos);

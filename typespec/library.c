@@ -496,7 +496,7 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
         if (!ts_check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
         /* NumPy 2 keeps integer dtypes for floor, ceil and trunc (rint still gives floats) */
         IrType *t0 = a->pos[0]->type;
-        bool int_in = (t0->kind == IR_TY_ARRAY || t0->kind == IR_TY_SCALAR) && ir_dtype_is_int(t0->dtype);
+        bool int_in = (t0->kind == IR_TY_ARRAY || t0->kind == IR_TY_SCALAR) && (ir_dtype_is_int(t0->dtype) || t0->dtype == IR_DT_BOOL);
         if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC) && int_in)
             return t0->kind == IR_TY_SCALAR ? ts_cast(ts, a->pos[0], ir_type_strong(t0)) : a->pos[0];
         return ts_math(ts, pos, fn, a->pos, a->npos, NULL);
@@ -514,7 +514,9 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
 {
     IrPos pos = a->call->pos;
     IrNode *recv = a->pos[0];
-    if (recv->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "%s has no method %s()", ts_type_name(recv->type), name);
+    bool scalar_ok = recv->type->kind == IR_TY_SCALAR && (is_reduction(name) || !strcmp(name, "astype") || !strcmp(name, "item"));
+    if (recv->type->kind != IR_TY_ARRAY && !scalar_ok) TS_ERR(ts, pos, "%s has no method %s()", ts_type_name(recv->type), name);
+    if (!strcmp(name, "item") && recv->type->kind == IR_TY_SCALAR) return recv;
     if (is_reduction(name) && strcmp(name, "amin") && strcmp(name, "amax")) return call_reduction(ts, a, name);
     if (!strcmp(name, "astype")) {
         IrDtype dt;

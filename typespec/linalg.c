@@ -23,7 +23,7 @@ static IrNode *with_new_axes(Ts *ts, IrPos pos, IrNode *x, const char *spec)
         it->type = spec[i] == ':' ? ir_type_slice() : ir_type_none();
         v->u.index.items[i] = it;
     }
-    v->type = ir_type_array(x->type->dtype, n, IR_LAYOUT_ANY);
+    v->type = ir_type_view(x->type, n, IR_LAYOUT_ANY);
     return v;
 }
 

@@ -18,16 +18,22 @@ static IrNode *build_map(Ts *ts, IrPos pos, IrNode **inputs, int n, TsElemFn fn,
     m->u.map.inputs = ir_nodes(ts->a, n);
     IrNode **elems = ir_nodes(ts->a, n);
     int ndim = 0;
+    int k = 0;
     for (int i = 0; i < n; i++) {
         if (!inputs[i]) return NULL;
         IrType *t = inputs[i]->type;
         if (t->kind != IR_TY_ARRAY && t->kind != IR_TY_SCALAR)
             TS_ERR(ts, inputs[i]->pos, "an array operation cannot take %s", ts_type_name(t));
         if (t->kind == IR_TY_ARRAY && t->ndim > ndim) ndim = t->ndim;
-        m->u.map.inputs[i] = inputs[i];
-        m->u.map.params[i] = ir_func_temp(ts->dst, ts_elem_type(t));
-        elems[i] = ts_var(ts, pos, m->u.map.params[i]);
+        if (inputs[i]->kind == IR_CONST) {
+            elems[i] = inputs[i]; /* a constant goes into the body itself: it folds there, and NEP 50 sees it */
+            continue;
+        }
+        m->u.map.inputs[k] = inputs[i];
+        m->u.map.params[k] = ir_func_temp(ts->dst, ts_elem_type(t));
+        elems[i] = ts_var(ts, pos, m->u.map.params[k++]);
     }
+    m->u.map.nparams = m->u.map.ninputs = k;
     ts->cond_depth++;
     IrNode *body = fn ? fn(ts, pos, elems, n, env) : elems[0];
     ts->cond_depth--;
@@ -56,6 +62,10 @@ IrNode *ts_make_map_into(Ts *ts, IrPos pos, IrNode *out, IrNode **inputs, int n,
     if (!m) return NULL;
     if (ndim > out->type->ndim)
         TS_ERR(ts, pos, "cannot store a %d-dimensional value into a %d-dimensional array", ndim, out->type->ndim);
+    if (out->type->readonly) {
+        if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_VALUE, ts->src->file, pos.line, pos.col, "assignment destination is read-only");
+        return NULL;
+    }
     ts->cond_depth++;
     m->u.map.body = ts_cast(ts, m->u.map.body, ir_type_scalar(out->type->dtype));
     ts->cond_depth--;

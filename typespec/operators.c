@@ -156,7 +156,7 @@ static IrNode *slice_at(Ts *ts, IrPos pos, IrNode *x, int axis, IrNode *i)
     }
     v->u.index.items[axis] = i;
     v->u.index.checked = false; /* i runs over the axis */
-    v->type = nd == 1 ? ir_type_scalar(x->type->dtype) : ir_type_array(x->type->dtype, nd - 1, IR_LAYOUT_ANY);
+    v->type = nd == 1 ? ir_type_scalar(x->type->dtype) : ir_type_view(x->type, nd - 1, IR_LAYOUT_ANY);
     return v;
 }
 

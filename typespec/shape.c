@@ -27,7 +27,7 @@ IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape)
     IrNode **args = ir_nodes(ts->a, nd + 1);
     args[0] = x;
     for (int i = 0; i < nd; i++) args[i + 1] = dims[i];
-    return intrinsic(ts, pos, "reshape", args, nd + 1, ir_type_array(x->type->dtype, nd, IR_LAYOUT_C));
+    return intrinsic(ts, pos, "reshape", args, nd + 1, ir_type_view(x->type, nd, IR_LAYOUT_C));
 }
 
 static IrNode *item(Ts *ts, IrPos pos, IrNode *tup, int k)
@@ -52,7 +52,7 @@ static IrNode *expand(Ts *ts, IrPos pos, IrNode *x, int axis)
         it->type = i == axis ? ir_type_none() : ir_type_slice();
         v->u.index.items[i] = it;
     }
-    v->type = ir_type_array(x->type->dtype, nd + 1, IR_LAYOUT_ANY);
+    v->type = ir_type_view(x->type, nd + 1, IR_LAYOUT_ANY);
     return v;
 }
 

@@ -22,7 +22,7 @@ static IrType *unify(IrType *have, IrType *got)
     if (have == got) return have;
     if (have->kind == IR_TY_SCALAR && got->kind == IR_TY_SCALAR) return ts_promote(have, got);
     if (have->kind == IR_TY_ARRAY && got->kind == IR_TY_ARRAY && have->dtype == got->dtype && have->ndim == got->ndim)
-        return ir_type_array(have->dtype, have->ndim, IR_LAYOUT_ANY);
+        return ir_type_array_ro(have->dtype, have->ndim, IR_LAYOUT_ANY, have->readonly || got->readonly);
     if (have->kind == IR_TY_TUPLE && got->kind == IR_TY_TUPLE && have->nelems == got->nelems) {
         IrType *elems[64];
         if (have->nelems > 64) return NULL;
@@ -136,7 +136,7 @@ static IrNode *type_for_iter(Ts *ts, const IrNode *s)
     idx->u.index.n = 1;
     idx->u.index.checked = false; /* 0 <= $i < len($a) by construction */
     int nd = arr->type->ndim - 1;
-    idx->type = nd == 0 ? ir_type_scalar(arr->type->dtype) : ir_type_array(arr->type->dtype, nd, arr->type->layout);
+    idx->type = nd == 0 ? ir_type_scalar(arr->type->dtype) : ir_type_view(arr->type, nd, arr->type->layout);
     IrNode *as = assign_to(ts, s->pos, ts->varmap[s->u.for_iter.var->id], idx);
     if (!as) return NULL;
     ir_block_push(ts->a, &f->u.for_range.body, as);

@@ -284,8 +284,18 @@ static void cg_for_range(Cg *cg, const IrNode *s)
     if (!terminated(cg)) LLVMBuildBr(cg->b, latch);
     LLVMPositionBuilderAtEnd(cg->b, latch);
     LLVMValueRef cur = LLVMBuildLoad2(cg->b, lt, counter, "");
-    LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, cur, step, ""), counter);
-    LLVMValueRef back = LLVMBuildBr(cg->b, head);
+    LLVMValueRef back;
+    if (step_const && (step_value == 1 || step_value == -1)) {
+        /* cur < stop (or > stop) held, so cur + 1 (- 1) cannot overflow */
+        LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, cur, step, ""), counter);
+        back = LLVMBuildBr(cg->b, head);
+    } else {
+        /* a step past the type's end ends the loop, as Python's unbounded ints would */
+        LLVMValueRef args[2] = {cur, step};
+        LLVMValueRef r = cg_call_intrinsic(cg, sg ? "llvm.sadd.with.overflow" : "llvm.uadd.with.overflow", lt, args, 2);
+        LLVMBuildStore(cg->b, LLVMBuildExtractValue(cg->b, r, 0, ""), counter);
+        back = LLVMBuildCondBr(cg->b, LLVMBuildExtractValue(cg->b, r, 1, ""), done, head);
+    }
     /* fastmath: the user allows reassociation, so a float accumulation loop may vectorise */
     if (cg->opts->fastmath) cg_mark_vectorize(cg, back);
     LLVMPositionBuilderAtEnd(cg->b, done);

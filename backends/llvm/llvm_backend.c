@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <llvm-c/Analysis.h>
+#include <llvm-c/IRReader.h>
 #include "cg.h"
 
 static double now_ms(void)
@@ -52,6 +53,56 @@ static void quiet_diagnostics(LLVMDiagnosticInfoRef info, void *unused)
     (void)info;
 }
 
+/* LLVM-C 16 cannot set fast-math flags on instructions, so fastmath rewrites the module's text: every
+ * floating-point operation and call of an LLVM float intrinsic gets the `fast` flag, and the text is parsed
+ * back. Only fastmath compilations pay for the round trip. Returns the new module, or NULL with diag set. */
+static char *add_fast_flags(const char *text)
+{
+    static const char *ops[] = {"= fadd ", "= fsub ", "= fmul ", "= fdiv ", "= frem ", "= fneg ", "= fcmp ",
+                                "call float @llvm.", "call double @llvm."};
+    size_t n = strlen(text), cap = n + n / 4 + 64, len = 0;
+    char *out = malloc(cap);
+    for (size_t i = 0; i < n;) {
+        size_t k;
+        for (k = 0; k < sizeof ops / sizeof ops[0]; k++)
+            if (strncmp(text + i, ops[k], strlen(ops[k])) == 0) break;
+        if (k < sizeof ops / sizeof ops[0]) {
+            const char *op = ops[k];
+            bool is_call = op[0] == 'c';
+            size_t head = is_call ? 5 : strlen(op); /* "call " or "= fadd " */
+            if (len + head + 8 >= cap) out = realloc(out, cap = cap * 2 + head + 8);
+            memcpy(out + len, text + i, head);
+            len += head;
+            memcpy(out + len, "fast ", 5);
+            len += 5;
+            i += head;
+            continue;
+        }
+        if (len + 2 >= cap) out = realloc(out, cap = cap * 2);
+        out[len++] = text[i++];
+    }
+    out[len] = 0;
+    return out;
+}
+
+static LLVMModuleRef with_fast_flags(LLVMContextRef ctx, LLVMModuleRef mod, LkDiag *diag)
+{
+    char *text = LLVMPrintModuleToString(mod);
+    char *fast = add_fast_flags(text);
+    LLVMDisposeMessage(text);
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(fast, strlen(fast), "fastmath");
+    free(fast);
+    LLVMModuleRef out = NULL;
+    char *msg = NULL;
+    if (LLVMParseIRInContext(ctx, buf, &out, &msg)) { /* takes the buffer */
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "fastmath: the rewritten module does not parse: %.300s", msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    LLVMDisposeModule(mod);
+    return out;
+}
+
 static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
 {
     double t0 = now_ms();
@@ -94,7 +145,12 @@ static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
         ok = false;
     }
     if (msg) LLVMDisposeMessage(msg);
-    if (ok && opts->fastmath) add_fastmath(&cg);
+    if (ok && opts->fastmath) {
+        LLVMModuleRef fast = with_fast_flags(cg.ctx, cg.mod, diag);
+        if (fast) cg.mod = fast;
+        ok = fast != NULL;
+        if (ok) add_fastmath(&cg);
+    }
     if (ok) ok = cg_jit_optimize(cg.mod, diag);
     BeCompiled *out = NULL;
     if (ok) {

@@ -1,0 +1,258 @@
+"""Memory: no leaks over 100 000 calls (the runtime's counters and the process's RSS stay flat), returned arrays
+are ordinary NumPy arrays that outlive the call, and returned views keep their argument alive (and only as long
+as needed)."""
+import gc
+import os
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+from test_language import same
+
+CALLS = 100_000
+PAGE = os.sysconf("SC_PAGE_SIZE")
+RSS_SLACK = 4 << 20  # a leak of 40 bytes a call over 100 000 calls
+
+
+def rss():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * PAGE
+
+
+def live():
+    return lk.runtime.stats()["live_bytes"]
+
+
+def temporaries_in_a_loop(a):
+    b = np.zeros(len(a))
+    for i in range(len(a)):
+        b[i] = a[i] * 2.0
+    c = np.empty_like(a)
+    c[:] = b + a
+    return c.sum() + b[0]
+
+
+def temporaries_in_expressions(a, m):
+    t = np.sqrt(a * a + 1.0)
+    u = t[::-1] - a
+    return u.sum() + (m.T * t).sum(axis=0).max() + m.T.mean(axis=1)[0] + t[0]
+
+
+def returns_new_array(a):
+    return a * 2.0 + 1.0
+
+
+def returns_view(a):
+    return a[1::2]
+
+
+def returns_tuple_of_arrays(a):
+    b = np.zeros(3)
+    return a[::-1], b, (a + 1.0, a)
+
+
+def allocates_then_fails(a, i):
+    b = np.ones(len(a))
+    c = b * a
+    return c[i]
+
+
+def run_many(f, *args):
+    for _ in range(CALLS):
+        f(*args)
+
+
+def assert_flat(f, *args, expect_allocations=True):
+    """100 000 calls of f(*args): lorikeet's live bytes and the process's RSS do not grow."""
+    f(*args)
+    run_many(f, *args)  # warm up: caches, the allocator's pools
+    gc.collect()
+    stats0, rss0 = lk.runtime.stats(), rss()
+    run_many(f, *args)
+    gc.collect()
+    stats1, rss1 = lk.runtime.stats(), rss()
+    if expect_allocations:
+        assert stats1["allocations"] > stats0["allocations"], "expected the function to allocate temporaries"
+    assert stats1["live_bytes"] == stats0["live_bytes"], f"{stats0} -> {stats1}"
+    assert stats1["allocations"] - stats0["allocations"] == stats1["frees"] - stats0["frees"], f"{stats0} -> {stats1}"
+    assert rss1 - rss0 < RSS_SLACK, f"RSS grew by {(rss1 - rss0) >> 10} KiB over {CALLS} calls"
+
+
+A = np.arange(16.0)
+MAT = np.arange(32.0).reshape(16, 2)
+
+
+def test_runtime_stats_shape():
+    s = lk.runtime.stats()
+    assert set(s) >= {"allocations", "frees", "live_bytes"}
+    assert all(isinstance(v, int) and v >= 0 for v in s.values())
+
+
+def test_temporaries_in_loops_do_not_leak():
+    assert_flat(lk.jit(temporaries_in_a_loop), A)
+
+
+def test_temporaries_in_array_expressions_do_not_leak():
+    f = lk.jit(temporaries_in_expressions)
+    assert f(A, MAT) == pytest.approx(temporaries_in_expressions(A, MAT))
+    assert_flat(f, A, MAT, expect_allocations=False)  # fusion may remove every temporary
+
+
+def test_returned_arrays_do_not_leak():
+    assert_flat(lk.jit(returns_new_array), A)
+
+
+def test_returned_views_and_tuples_do_not_leak_or_pin_arguments():
+    a = A.copy()
+    refs = sys.getrefcount(a)
+    assert_flat(lk.jit(returns_view), a, expect_allocations=False)
+    assert_flat(lk.jit(returns_tuple_of_arrays), a)
+    gc.collect()
+    assert sys.getrefcount(a) == refs, "argument reference count changed: a reference leaked"
+
+
+def test_failing_calls_free_their_temporaries():
+    f = lk.jit(allocates_then_fails)
+    assert f(A, 3) == 3.0
+    gc.collect()
+    live0, rss0 = live(), rss()
+    for _ in range(20_000):
+        try:
+            f(A, 100)
+        except IndexError:
+            pass
+    gc.collect()
+    assert live() == live0
+    assert rss() - rss0 < RSS_SLACK
+
+
+def test_argument_reference_counts_unchanged():
+    a, b = A.copy(), MAT.copy()
+    ra, rb = sys.getrefcount(a), sys.getrefcount(b)
+    f = lk.jit(temporaries_in_expressions)
+    for _ in range(1000):
+        f(a, b)
+    g = lk.jit(returns_view)
+    for _ in range(1000):
+        g(a)
+    assert (sys.getrefcount(a), sys.getrefcount(b)) == (ra, rb)
+
+
+# ---------------------------------------------------------------- returned arrays
+
+
+def test_returned_array_is_an_ordinary_numpy_array():
+    r = lk.jit(returns_new_array)(A)
+    assert type(r) is np.ndarray
+    assert r.flags.c_contiguous and r.flags.writeable and r.flags.aligned
+    same(r, returns_new_array(A))
+    r[0] = 123.0  # writable, and ours
+    assert r[0] == 123.0
+    assert r.copy().sum() == r.sum()
+    r2 = np.concatenate([r, r])
+    assert r2.shape == (32,)
+
+
+def test_returned_array_owns_its_memory():
+    # Zero-copy out: the result's memory is the buffer compiled code allocated, owned through the array's base
+    # (a capsule that frees it when the array dies), as Numba does; NumPy's OWNDATA flag is not set, since
+    # NumPy may only free memory that its own allocator made.
+    f = lk.jit(returns_new_array)
+    before = lk.runtime.stats()["live_bytes"]
+    r = f(A)
+    same(r, returns_new_array(A))
+    assert type(r.base).__name__ == "PyCapsule"
+    assert lk.runtime.stats()["live_bytes"] - before == r.nbytes
+    r2 = r[::2]  # views of it keep the buffer alive through NumPy's own base chain
+    del r
+    assert lk.runtime.stats()["live_bytes"] - before == A.nbytes
+    same(r2, returns_new_array(A)[::2])
+    del r2
+    assert lk.runtime.stats()["live_bytes"] == before
+
+
+def test_returned_arrays_are_distinct_and_outlive_the_call():
+    f = lk.jit(returns_new_array)
+    results = [f(A + k) for k in range(50)]
+    for k, r in enumerate(results):
+        same(r, returns_new_array(A + k))
+    for r1, r2 in zip(results, results[1:]):
+        assert not np.shares_memory(r1, r2)
+    # more calls and allocations do not disturb earlier results
+    for _ in range(1000):
+        f(A)
+    junk = [np.full(16, -1.0) for _ in range(100)]
+    for k, r in enumerate(results):
+        same(r, returns_new_array(A + k))
+    del junk
+
+
+def test_returned_array_outlives_the_dispatcher():
+    def make():
+        return lk.jit(returns_new_array)(A)
+
+    r = make()
+    gc.collect()
+    same(r, returns_new_array(A))
+
+
+def test_returned_array_is_freed_when_dropped():
+    f = lk.jit(returns_new_array)
+    big = np.ones(1 << 16)
+    f(big)
+    gc.collect()
+    live0 = live()
+    r = f(big)
+    assert live() >= live0 + big.nbytes or r.flags.owndata  # counted by the runtime, or handed to NumPy
+    del r
+    gc.collect()
+    assert live() == live0
+
+
+# ---------------------------------------------------------------- returned views
+
+
+def test_returned_view_keeps_its_argument_alive():
+    f = lk.jit(returns_view)
+    a = np.arange(10.0)
+    w = weakref.ref(a)
+    v = f(a)
+    assert np.shares_memory(v, a)
+    del a
+    gc.collect()
+    assert w() is not None, "the argument died while a view of it is alive"
+    junk = [np.full(10, -1.0) for _ in range(100)]
+    same(v, np.arange(10.0)[1::2])
+    del v, junk
+    gc.collect()
+    assert w() is None, "the argument is kept alive after its view died"
+
+
+def test_returned_view_of_a_view_argument():
+    f = lk.jit(returns_view)
+    base = np.arange(20.0)
+    v = f(base[::-1])
+    same(v, base[::-1][1::2])
+    del base
+    gc.collect()
+    same(v, np.arange(20.0)[::-1][1::2])
+
+
+def test_returned_tuple_of_views_and_new_arrays():
+    f = lk.jit(returns_tuple_of_arrays)
+    a = np.arange(5.0)
+    w = weakref.ref(a)
+    rev, zeros, (plus, same_a) = f(a)
+    assert np.shares_memory(rev, a) and np.shares_memory(same_a, a)
+    assert not np.shares_memory(plus, a)
+    del a
+    gc.collect()
+    same(rev, np.arange(5.0)[::-1])
+    same(plus, np.arange(5.0) + 1.0)
+    same(zeros, np.zeros(3))
+    del rev, same_a
+    gc.collect()
+    assert w() is None
