@@ -93,6 +93,7 @@ typedef struct IrVar {
     const char *name;   /* the Python name, or "$tN" for a compiler temporary */
     int id;
     IrType *type;       /* NULL in the untyped IR */
+    bool maybe_unbound; /* typed IR: some read may come before any assignment (ir_check_unbound) */
 } IrVar;
 
 typedef enum {
@@ -208,7 +209,7 @@ struct IrNode {
     IrPos pos;
     union {
         struct { int64_t i; double f; } konst;   /* value by type: bool/int in i, float in f; None has no value */
-        struct { IrVar *var; } var;
+        struct { IrVar *var; bool check_bound; } var; /* check_bound: raise UnboundLocalError if unassigned */
         struct { const char *name; } name;
         struct { IrBinOp op; IrNode *lhs, *rhs; } binop;
         struct { IrUnOp op; IrNode *operand; } unop;
@@ -323,6 +324,7 @@ char *ir_print_func(const IrFunc *f); /* malloc'd; caller frees */
 void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
+void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede every assignment get a check */
 
 /* ---- traversal (walk.c) ---- */
 /* Calls fn on the address of each direct child expression of n (statement blocks excluded), so a pass can

@@ -122,10 +122,12 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
     ir_fuse(typed);
     ir_recognize_matmul(typed);
     ir_explicit_alloc(typed);
+    ir_check_unbound(typed);
     for (int i = 0; i < typed->ncallees; i++) {
         ir_fuse(typed->callees[i]);
         ir_recognize_matmul(typed->callees[i]);
         ir_explicit_alloc(typed->callees[i]);
+        ir_check_unbound(typed->callees[i]);
     }
     BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = keep_llvm != 0};
     char *typed_text = ir_print_func(typed);

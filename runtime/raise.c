@@ -47,6 +47,13 @@ int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which)
     return ctx->status;
 }
 
+int rt_raise_unbound(RtCtx *ctx, const char *file, int line, const char *name)
+{
+    ctx->status = LK_ERR_UNBOUND;
+    lk_diag_set(&ctx->diag, LK_ERR_UNBOUND, file, line, 0, "cannot access local variable '%s' where it is not associated with a value", name);
+    return ctx->status;
+}
+
 /* Integer power by squaring, wrapping like NumPy's integer arithmetic. The exponent is >= 0 (checked by the
  * caller, which raises for negative ones). */
 static int64_t rt_ipow(int64_t base, int64_t exp)
@@ -67,6 +74,7 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_buffer_alloc", (void *)rt_buffer_alloc}, {"rt_raise_index", (void *)rt_raise_index},
         {"rt_raise_zerodiv", (void *)rt_raise_zerodiv}, {"rt_raise_shape", (void *)rt_raise_shape},
         {"rt_raise_value", (void *)rt_raise_value}, {"rt_ipow", (void *)rt_ipow},
+        {"rt_raise_unbound", (void *)rt_raise_unbound},
         {"rt_gemm_f64", (void *)rt_gemm_f64}, {"rt_gemm_f32", (void *)rt_gemm_f32},
     };
     *count = (int)(sizeof syms / sizeof syms[0]);

@@ -26,6 +26,7 @@ typedef enum {
     LK_ERR_MEMORY,        /* MemoryError */
     LK_ERR_INTERNAL,      /* a bug in lorikeet: reported, never a crash */
     LK_ERR_UNAVAILABLE,   /* a backend that cannot run here (no GPU, no OpenMP runtime) */
+    LK_ERR_UNBOUND,       /* UnboundLocalError raised by compiled code */
 } LkErrKind;
 
 typedef struct LkDiag {
@@ -80,6 +81,7 @@ int rt_raise_index(RtCtx *ctx, const char *file, int line, int64_t index, int64_
 int rt_raise_zerodiv(RtCtx *ctx, const char *file, int line, int is_mod);
 int rt_raise_shape(RtCtx *ctx, const char *file, int line, int64_t a, int64_t b, int64_t axis);
 int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which);
+int rt_raise_unbound(RtCtx *ctx, const char *file, int line, const char *name);
 
 /* C (m x n, C-contiguous, overwritten) = A (m x k) @ B (k x n), strides of A and B in bytes (gemm.c). */
 void rt_gemm_f64(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0, int64_t sb1, double *C,

@@ -30,6 +30,7 @@ typedef struct Cg {
     LLVMValueRef rtctx;
     LLVMValueRef retptr;
     LLVMValueRef *var_slots;      /* by IrVar id */
+    LLVMValueRef *bound_flags;    /* by IrVar id, for variables that may be read unassigned: an i1 alloca */
     LLVMBasicBlockRef entry_bb;
     LLVMBasicBlockRef err_bb;
     LLVMBasicBlockRef break_bb[CG_MAX_LOOPS], continue_bb[CG_MAX_LOOPS];

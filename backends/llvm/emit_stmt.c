@@ -145,7 +145,21 @@ LLVMValueRef cg_expr(Cg *cg, const IrNode *n)
 {
     switch (n->kind) {
     case IR_CONST: return cg_const(cg, n);
-    case IR_VAR: return LLVMBuildLoad2(cg->b, cg_type(cg, n->u.var.var->type), cg->var_slots[n->u.var.var->id], "");
+    case IR_VAR:
+        if (n->u.var.check_bound) {
+            IrVar *v = n->u.var.var;
+            LLVMValueRef set = LLVMBuildLoad2(cg->b, cg->i1, cg->bound_flags[v->id], "");
+            LLVMValueRef name = LLVMBuildGlobalStringPtr(cg->b, v->name, "varname");
+            LLVMBasicBlockRef raise = cg_new_bb(cg, "unbound"), ok = cg_new_bb(cg, "bound");
+            LLVMBuildCondBr(cg->b, set, ok, raise);
+            LLVMPositionBuilderAtEnd(cg->b, raise);
+            LLVMTypeRef params[4] = {cg->ptr, cg->ptr, cg->i32, cg->ptr};
+            LLVMValueRef args[4] = {cg->rtctx, cg->file_str, LLVMConstInt(cg->i32, (unsigned long long)n->pos.line, 0), name};
+            cg_call_rt(cg, "rt_raise_unbound", cg->i32, params, args, 4);
+            LLVMBuildBr(cg->b, cg->err_bb);
+            LLVMPositionBuilderAtEnd(cg->b, ok);
+        }
+        return LLVMBuildLoad2(cg->b, cg_type(cg, n->u.var.var->type), cg->var_slots[n->u.var.var->id], "");
     case IR_BINOP: {
         LLVMValueRef l = cg_expr(cg, n->u.binop.lhs);
         LLVMValueRef r = cg_expr(cg, n->u.binop.rhs);
@@ -278,6 +292,7 @@ static void cg_for_range(Cg *cg, const IrNode *s)
     LLVMBuildCondBr(cg->b, cond, body, done);
     LLVMPositionBuilderAtEnd(cg->b, body);
     LLVMBuildStore(cg->b, i, cg->var_slots[s->u.for_range.var->id]);
+    if (s->u.for_range.var->maybe_unbound) LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 1, 0), cg->bound_flags[s->u.for_range.var->id]);
     if (!push_loop(cg, done, latch, s->pos)) return;
     cg_block(cg, &s->u.for_range.body);
     cg->loop_depth--;
@@ -308,6 +323,7 @@ static void cg_stmt(Cg *cg, const IrNode *s)
         LLVMValueRef v = cg_expr(cg, s->u.assign.value);
         v = cg_cast(cg, v, s->u.assign.value->type, s->u.assign.var->type);
         LLVMBuildStore(cg->b, v, cg->var_slots[s->u.assign.var->id]);
+        if (s->u.assign.var->maybe_unbound) LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 1, 0), cg->bound_flags[s->u.assign.var->id]);
         return;
     }
     case IR_STORE: cg_store(cg, s->u.store.target, cg_expr(cg, s->u.store.value)); return;
@@ -358,8 +374,14 @@ static void emit_function(Cg *cg, IrFunc *f)
     cg->retptr = LLVMGetParam(cg->fn, 1);
     cg->file_str = LLVMBuildGlobalStringPtr(cg->b, f->file, "file");
     cg->var_slots = rt_arena_alloc(f->arena, sizeof(LLVMValueRef) * (size_t)(f->nvars + 1));
-    for (int i = 0; i < f->nvars; i++)
+    cg->bound_flags = rt_arena_alloc(f->arena, sizeof(LLVMValueRef) * (size_t)(f->nvars + 1));
+    for (int i = 0; i < f->nvars; i++) {
         if (f->vars[i]->type) cg->var_slots[i] = LLVMBuildAlloca(cg->b, cg_type(cg, f->vars[i]->type), f->vars[i]->name);
+        if (f->vars[i]->maybe_unbound) {
+            cg->bound_flags[i] = LLVMBuildAlloca(cg->b, cg->i1, "assigned");
+            LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), cg->bound_flags[i]);
+        }
+    }
     for (int i = 0; i < f->nparams; i++) LLVMBuildStore(cg->b, LLVMGetParam(cg->fn, (unsigned)(2 + i)), cg->var_slots[f->params[i]->id]);
     LLVMBuildBr(cg->b, start);
     LLVMPositionBuilderAtEnd(cg->b, start);

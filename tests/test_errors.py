@@ -1,0 +1,782 @@
+"""Behaviour on errors (issue 2): CompileError with file, line and source line; IndexError; ZeroDivisionError;
+IEEE floats; TypeError for bad calls naming the parameter; lists accepted; inputs untouched; boundscheck=False;
+and never a crash (the risky cases run in a child interpreter, so that a crash or a hang is reported, not suffered)."""
+import inspect
+import math
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+from test_language import check, clone, same
+
+HERE = os.path.basename(__file__)
+PYSHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pyshim")
+
+
+def assert_compile_error(f, snippets, *args):
+    """Calling lk.jit(f)(*args) raises lk.CompileError (a TypeError) whose message names this file, and the line
+    number and text of one of the snippets (the offending line; a list where more than one line is a fair answer)."""
+    if isinstance(snippets, str):
+        snippets = [snippets]
+    lines, first = inspect.getsourcelines(f)
+    wanted = []
+    for snip in snippets:
+        hits = [i for i, line in enumerate(lines) if snip in line]
+        assert hits, f"test bug: {snip!r} not in the source of {f.__name__}"
+        wanted.append((first + hits[0], lines[hits[0]].strip()))
+    with pytest.raises(lk.CompileError) as e:
+        lk.jit(f)(*args)
+    assert isinstance(e.value, TypeError)
+    msg = str(e.value)
+    assert HERE in msg, f"file name missing from: {msg}"
+    assert any(re.search(rf"(?<!\d){n}(?!\d)", msg) and text in msg for n, text in wanted), (
+        f"none of the lines {wanted} (number and text) is in the message:\n{msg}")
+    return msg
+
+
+def test_compile_error_is_a_type_error():
+    assert issubclass(lk.CompileError, TypeError)
+
+
+# ---------------------------------------------------------------- unsupported syntax
+
+
+def uses_dict(x):
+    d = {"k": x}
+    return x
+
+
+def uses_list_comprehension(x):
+    ys = [v * 2 for v in range(x)]
+    return x
+
+
+def uses_try(x):
+    y = x
+    try:
+        y = x + 1
+    except ValueError:
+        y = 0
+    return y
+
+
+def uses_with(x):
+    with x:
+        x = x + 1
+    return x
+
+
+def uses_fstring(x):
+    s = f"{x} items"
+    return x
+
+
+COUNTER = 0
+
+
+def uses_global(x):
+    global COUNTER
+    COUNTER = x
+    return x
+
+
+def uses_set_literal(x):
+    s = {x, x + 1}
+    return x
+
+
+def uses_generator(x):
+    t = sum(v for v in range(x))
+    return t
+
+
+def uses_yield(x):
+    yield x
+
+
+def uses_import(x):
+    import os.path as osp
+    return x
+
+
+def uses_class(x):
+    class Point:
+        pass
+    return x
+
+
+def uses_del(x):
+    y = x
+    del y
+    return x
+
+
+def uses_star_args(x, *rest):
+    return x
+
+
+def uses_string(x):
+    s = "hello"
+    return x
+
+
+def uses_dict_comprehension(x):
+    d = {v: v for v in range(x)}
+    return x
+
+
+SYNTAX_CASES = [
+    (uses_dict, 'd = {"k": x}'), (uses_list_comprehension, "ys = [v * 2 for v in range(x)]"),
+    (uses_try, ["try:", "except ValueError:"]),
+    (uses_with, "with x:"), (uses_fstring, 's = f"{x} items"'),
+    (uses_global, "global COUNTER"),
+]
+MORE_SYNTAX_CASES = [
+    (uses_set_literal, "s = {x, x + 1}"), (uses_generator, "t = sum(v for v in range(x))"), (uses_yield, "yield x"),
+    (uses_import, "import os.path as osp"), (uses_class, ["class Point:", "pass"]), (uses_del, "del y"),
+    (uses_star_args, "def uses_star_args(x, *rest):"), (uses_string, 's = "hello"'),
+    (uses_dict_comprehension, "d = {v: v for v in range(x)}"),
+]
+
+
+@pytest.mark.parametrize("f,snippet", SYNTAX_CASES, ids=[f.__name__ for f, _ in SYNTAX_CASES])
+def test_unsupported_syntax_is_a_compile_error_showing_the_line(f, snippet):
+    assert_compile_error(f, snippet, 3)
+
+
+@pytest.mark.parametrize("f,snippet", MORE_SYNTAX_CASES, ids=[f.__name__ for f, _ in MORE_SYNTAX_CASES])
+def test_more_unsupported_syntax_is_a_compile_error_showing_the_line(f, snippet):
+    assert_compile_error(f, snippet, 3)
+
+
+def test_compile_error_leaves_the_dispatcher_usable():
+    f = lk.jit(uses_dict)
+    for _ in range(3):
+        with pytest.raises(lk.CompileError):
+            f(1)
+
+
+# ---------------------------------------------------------------- unresolved names and type errors
+
+
+def unresolved_name(x):
+    y = x * 2
+    return y + no_such_name_anywhere  # noqa: F821
+
+
+def unresolved_numpy_attr(a):
+    return np.no_such_function(a)
+
+
+def unresolved_math_attr(x):
+    return math.no_such_function(x)
+
+
+def unresolved_array_attr(a):
+    return a.no_such_attribute
+
+
+def assigned_later_only(x):
+    if x > 0:
+        z = 1
+    return z
+
+
+GREETING = "hello"
+
+
+def uses_string_global(x):
+    return x + GREETING
+
+
+NAME_CASES = [
+    (unresolved_name, "return y + no_such_name_anywhere", 3),
+    (unresolved_numpy_attr, "np.no_such_function(a)", np.ones(3)),
+    (unresolved_math_attr, "math.no_such_function(x)", 2.0), (unresolved_array_attr, "a.no_such_attribute", np.ones(3)),
+    (uses_string_global, "return x + GREETING", 1),
+]
+
+
+@pytest.mark.parametrize("f,snippet,arg", NAME_CASES, ids=[c[0].__name__ for c in NAME_CASES])
+def test_unresolved_names_are_compile_errors(f, snippet, arg):
+    assert_compile_error(f, snippet, arg)
+
+
+def test_possibly_unbound_local_never_crashes():
+    # CPython raises UnboundLocalError (a NameError) when x <= 0; lorikeet may refuse to compile it (CompileError)
+    # or raise at run time; it must not return garbage or crash
+    f = lk.jit(assigned_later_only)
+    try:
+        got = f(1)
+    except lk.CompileError as e:
+        assert HERE in str(e)
+        return
+    assert got == 1
+    with pytest.raises((NameError, lk.CompileError)):
+        f(-1)
+
+
+def tuple_plus_array(a):
+    t = (1, 2)
+    return a + t
+
+
+def branch_types_conflict(a, c):
+    if c > 0:
+        y = a
+    else:
+        y = 1.0
+    return y
+
+
+def branch_types_conflict_tuple(c):
+    if c:
+        y = (1, 2)
+    else:
+        y = 3
+    return y
+
+
+def index_a_float(x):
+    return x[0]
+
+
+def len_of_number(x):
+    return len(x)
+
+
+def helper_two(a, b):
+    return a + b
+
+
+def calls_helper_with_missing_arg(x):
+    return helper_two(x)
+
+
+def calls_helper_with_bad_keyword(x):
+    return helper_two(x, c=2)
+
+
+def array_with_too_many_indices(a):
+    return a[0, 0]
+
+
+TYPE_CASES = [
+    (tuple_plus_array, "return a + t", (np.ones(2),)),
+    (branch_types_conflict, ["y = a", "y = 1.0", "return y", "if c > 0:"], (np.ones(3), 1)),
+    (branch_types_conflict_tuple, ["y = (1, 2)", "y = 3", "return y", "if c:"], (1,)),
+    (index_a_float, "return x[0]", (1.5,)),
+    (len_of_number, "return len(x)", (3,)),
+    (calls_helper_with_missing_arg, "return helper_two(x)", (1,)),
+    (calls_helper_with_bad_keyword, "return helper_two(x, c=2)", (1,)),
+    (array_with_too_many_indices, "return a[0, 0]", (np.ones(3),)),
+]
+
+
+@pytest.mark.parametrize("f,snippet,args", TYPE_CASES, ids=[c[0].__name__ for c in TYPE_CASES])
+def test_type_errors_are_compile_errors_showing_the_line(f, snippet, args):
+    assert_compile_error(f, snippet, *args)
+
+
+def calls_helper_with_bad_syntax(x):
+    return uses_dict(x) + 1
+
+
+def calls_helper_with_type_error(a):
+    return tuple_plus_array(a) * 2.0
+
+
+def test_compile_error_in_a_callee_shows_the_callees_line():
+    # the offending line is in the helper, not at the call site
+    lines, first = inspect.getsourcelines(uses_dict)
+    with pytest.raises(lk.CompileError) as e:
+        lk.jit(calls_helper_with_bad_syntax)(1)
+    assert 'd = {"k": x}' in str(e.value) and str(first + 1) in str(e.value)
+    with pytest.raises(lk.CompileError) as e:
+        lk.jit(calls_helper_with_type_error)(np.ones(2))
+    assert "return a + t" in str(e.value)
+
+
+def calls_get1(a, i):
+    return get1(a, i) * 2.0
+
+
+def test_index_error_inside_a_callee():
+    f = lk.jit(calls_get1)
+    assert f(V, -1) == 8.0
+    with pytest.raises(IndexError):
+        f(V, 5)
+    with pytest.raises(IndexError):
+        f(V, -6)
+
+
+# ---------------------------------------------------------------- IndexError
+
+
+def get1(a, i):
+    return a[i]
+
+
+def get2(a, i, j):
+    return a[i, j]
+
+
+def get2_chained(a, i, j):
+    return a[i][j]
+
+
+def set1(a, i):
+    a[i] = 99.0
+
+
+def set2(a, i, j):
+    a[i, j] = 99.0
+
+
+def aug1(a, i):
+    a[i] += 1.0
+
+
+def copy_by_other_length(a, b):
+    out = np.zeros(len(b))
+    for i in range(len(b)):
+        out[i] = a[i]
+    return out
+
+
+def loop_one_too_far(a):
+    s = 0.0
+    for i in range(len(a) + 1):
+        s += a[i]
+    return s
+
+
+def while_walks_off(a):
+    i = 0
+    s = 0.0
+    while True:
+        s += a[i]
+        i += 1
+    return s
+
+
+V = np.arange(5.0)
+A = np.arange(12.0).reshape(3, 4)
+
+
+@pytest.mark.parametrize("i", [5, 6, -6, -7, 10 ** 9, -(10 ** 9), 2 ** 62])
+@pytest.mark.parametrize("arr", [V, np.arange(10.0)[::2], np.arange(10.0)[::-2]], ids=["c", "step2", "rev2"])
+def test_out_of_bounds_read_raises_index_error(arr, i):
+    with pytest.raises(IndexError, match="out of bounds"):
+        lk.jit(get1)(clone(arr), i)
+
+
+@pytest.mark.parametrize("i", [5, -6, 100])
+def test_out_of_bounds_write_raises_and_leaves_the_array_alone(i):
+    for f in (set1, aug1):
+        a = V.copy()
+        with pytest.raises(IndexError):
+            lk.jit(f)(a, i)
+        same(a, V)
+
+
+def test_index_error_for_empty_array():
+    with pytest.raises(IndexError):
+        lk.jit(get1)(np.zeros(0), 0)
+    with pytest.raises(IndexError):
+        lk.jit(get1)(np.zeros(0), -1)
+
+
+@pytest.mark.parametrize("i,j", [(3, 0), (0, 4), (-4, 0), (0, -5), (2, 100), (-100, -1)])
+@pytest.mark.parametrize("arr", [A, A.T[:3], A[::-1, ::2].T], ids=["c", "T", "steps"])
+def test_out_of_bounds_2d_raises(arr, i, j):
+    n, m = arr.shape
+    if -n <= i < n and -m <= j < m:
+        pytest.skip("in bounds for this shape")
+    for f in (get2, set2):
+        a = clone(arr)
+        with pytest.raises(IndexError):
+            lk.jit(f)(a, i, j)
+        same(a, arr)
+    if not -n <= i < n:
+        with pytest.raises(IndexError):
+            lk.jit(get2_chained)(clone(arr), i, j)
+
+
+def test_out_of_bounds_in_loops_raises():
+    # range(len(b)) proves nothing about a: the check on a[i] must stay
+    with pytest.raises(IndexError):
+        lk.jit(copy_by_other_length)(np.ones(3), np.ones(5))
+    same(lk.jit(copy_by_other_length)(np.arange(6.0), np.ones(5)), np.arange(5.0))
+    with pytest.raises(IndexError):
+        lk.jit(loop_one_too_far)(np.ones(7))
+    with pytest.raises(IndexError):
+        lk.jit(while_walks_off)(np.ones(4)[::-1])
+
+
+def test_index_error_message_shows_the_line():
+    with pytest.raises(IndexError) as e:
+        lk.jit(loop_one_too_far)(np.ones(3))
+    assert "s += a[i]" in str(e.value) and HERE in str(e.value)
+
+
+def test_function_still_works_after_an_index_error():
+    f = lk.jit(get1)
+    for _ in range(3):
+        with pytest.raises(IndexError):
+            f(V, 5)
+        assert f(V, -1) == 4.0
+
+
+# ---------------------------------------------------------------- ZeroDivisionError and IEEE floats
+
+
+def floordiv(a, b):
+    return a // b
+
+
+def mod(a, b):
+    return a % b
+
+
+def truediv(a, b):
+    return a / b
+
+
+def loop_floordiv(a, d):
+    s = 0
+    for i in range(len(a)):
+        s += a[i] // d[i]
+    return s
+
+
+@pytest.mark.parametrize("f", [floordiv, mod])
+@pytest.mark.parametrize("a,b", [(7, 0), (0, 0), (-7, 0), (np.arange(4), 0), (np.arange(4, dtype=np.int32), 0),
+                                 (np.arange(4), np.array([1, 2, 0, 3])), (5, np.array([1, 0])),
+                                 (np.arange(6, dtype=np.int8).reshape(2, 3), np.array([1, 0, 2], np.int8)),
+                                 (np.int32(7), np.int32(0)), (np.arange(4, dtype=np.uint8), np.uint8(0))],
+                         ids=["int", "zero", "neg", "i64arr", "i32arr", "arr_arr", "scalar_arr", "i8_bcast", "npi32",
+                              "u8"])
+def test_integer_division_by_zero_raises(f, a, b):
+    with pytest.raises(ZeroDivisionError):
+        lk.jit(f)(a, b)
+
+
+def test_integer_division_by_zero_in_a_loop_raises():
+    with pytest.raises(ZeroDivisionError):
+        lk.jit(loop_floordiv)(np.arange(5), np.array([1, 1, 1, 0, 1]))
+
+
+@pytest.mark.parametrize("a,b", [(1.0, 0.0), (-1.0, 0.0), (0.0, 0.0), (1.0, -0.0), (np.array([1.0, -1.0, 0.0]), 0.0),
+                                 (np.array([1.0, 2.0], np.float32), np.array([0.0, 0.0], np.float32)),
+                                 (3, 0.0), (np.arange(3), 0.0)])
+def test_float_division_by_zero_follows_ieee(a, b):
+    with np.errstate(all="ignore"):
+        exp = np.true_divide(a, b)
+    same(np.asarray(lk.jit(truediv)(a, b)) if np.ndim(a) == 0 else lk.jit(truediv)(a, b),
+         np.asarray(exp) if np.ndim(a) == 0 else exp)
+
+
+@pytest.mark.parametrize("f", [floordiv, mod])
+@pytest.mark.parametrize("a", [1.0, -1.0, 0.0, np.array([1.0, -2.5, 0.0])])
+def test_float_floordiv_and_mod_by_zero_follow_numpy(f, a):
+    with np.errstate(all="ignore"):
+        exp = f(np.float64(a) if np.ndim(a) == 0 else a, np.float64(0.0))
+    got = lk.jit(f)(a, 0.0)
+    same(np.asarray(got), np.asarray(exp))
+
+
+def test_int_true_division_by_zero_never_crashes():
+    # CPython raises ZeroDivisionError, NumPy gives inf: either is acceptable, a crash or garbage is not
+    try:
+        got = lk.jit(truediv)(1, 0)
+    except ZeroDivisionError:
+        return
+    assert got == math.inf
+
+
+# ---------------------------------------------------------------- calls: arguments
+
+
+def two_params(a, weights):
+    return a
+
+
+def test_wrong_number_of_arguments_raises_type_error():
+    f = lk.jit(two_params)
+    assert f(1, 2) == 1
+    for args, kwargs in [((), {}), ((1,), {}), ((1, 2, 3), {}), ((1,), {"bogus": 2}), ((1, 2), {"a": 1}),
+                         ((), {"weights": 1})]:
+        with pytest.raises(TypeError):
+            f(*args, **kwargs)
+
+
+def test_wrong_number_of_arguments_before_first_compile():
+    with pytest.raises(TypeError):
+        lk.jit(two_params)(np.ones(3))
+    with pytest.raises(TypeError):
+        lk.jit(two_params)(np.ones(3), 1, 2)
+
+
+class Opaque:
+    pass
+
+
+@pytest.mark.parametrize("bad", [{"a": 1}, "text", object(), Opaque(), {1, 2}, b"bytes", 1 + 2j, ["a", "b"],
+                                 [[1, 2], [3]], [1, "x"], len, np.array(["a", "b"]), np.array([1 + 1j]),
+                                 np.array([1, None], dtype=object), np.float16(1.0), np.zeros(2, np.float16)],
+                         ids=["dict", "str", "object", "instance", "set", "bytes", "complex", "list_of_str",
+                              "ragged_list", "mixed_list", "function", "str_array", "complex_array", "object_array",
+                              "float16", "float16_array"])
+def test_unsupported_argument_type_raises_type_error_naming_the_parameter(bad):
+    with pytest.raises(TypeError, match="weights") as e:
+        lk.jit(two_params)(np.ones(3), bad)
+    assert not isinstance(e.value, lk.CompileError) or "weights" in str(e.value)
+
+
+def test_unsupported_argument_type_after_a_good_call():
+    f = lk.jit(two_params)
+    assert f(1.5, 2) == 1.5
+    with pytest.raises(TypeError, match="weights"):
+        f(1.5, "x")
+    with pytest.raises(TypeError, match="weights"):
+        f(1.5, weights={})
+
+
+def total(a):
+    s = 0.0
+    for x in a:
+        s += x
+    return s, a.sum(), len(a)
+
+
+def scale_first_row(a):
+    return a[0] * 2
+
+
+@pytest.mark.parametrize("lst", [[1, 2, 3], [1.5, -2.0, 4.25], [True, False, True], [], [7], [1, 2.5]],
+                         ids=["ints", "floats", "bools", "empty", "one", "mixed"])
+def test_lists_of_numbers_are_accepted_as_arrays(lst):
+    original = list(lst)
+    same(lk.jit(total)(lst), total(np.asarray(lst)))
+    assert lst == original
+
+
+def test_nested_lists_are_accepted_as_2d_arrays():
+    lst = [[1.0, 2.0], [3.0, 4.0]]
+    same(lk.jit(scale_first_row)(lst), scale_first_row(np.asarray(lst)))
+
+
+# ---------------------------------------------------------------- inputs untouched unless written
+
+
+def reads_only(a, b):
+    c = a * 2.0 + b
+    d = np.sqrt(np.abs(c))
+    t = a.T
+    return d.sum() + t.sum() + a[::-1].max() + b.min()
+
+
+def writes_b_only(a, b):
+    b[0] = a.sum()
+    b[1:] = a[1:] * 2
+
+
+@pytest.mark.parametrize("a", [A, A.T.copy().T, A[::-1], A[:, ::2]], ids=["c", "f", "rev", "step"])
+def test_inputs_not_modified_unless_written(a):
+    a0 = a.copy()
+    b = np.ones(a.shape[1]) * 0.5
+    b0 = b.copy()
+    check(reads_only, a, b)
+    lk.jit(reads_only)(a, b)
+    same(a, a0)
+    same(b, b0)
+    b2 = np.zeros(a.shape)
+    a2 = a.copy()
+    lk.jit(writes_b_only)(a2, b2)
+    same(a2, a0)  # a untouched
+    ref = np.zeros(a.shape)
+    writes_b_only(a0.copy(), ref)
+    same(b2, ref)
+
+
+def write_through_view(a):
+    a[0] = -1.0
+    a[-1] = -2.0
+
+
+def test_writing_into_a_view_argument_writes_the_base():
+    base = np.arange(10.0)
+    ref = base.copy()
+    write_through_view(ref[::3])
+    lk.jit(write_through_view)(base[::3])
+    same(base, ref)
+    base = np.arange(12.0).reshape(3, 4)
+    ref = base.copy()
+    write_through_view(ref.T[1])
+    lk.jit(write_through_view)(base.T[1])
+    same(base, ref)
+
+
+def test_writing_into_a_read_only_array_raises_value_error():
+    # NumPy: "assignment destination is read-only"; writing anyway would corrupt an immutable bytes object here
+    payload = b"\0" * 40
+    frozen = np.frombuffer(payload, dtype=np.float64)
+    with pytest.raises(ValueError):
+        lk.jit(write_through_view)(frozen)
+    assert payload == b"\0" * 40
+    locked = np.arange(4.0)
+    locked.flags.writeable = False
+    with pytest.raises(ValueError):
+        lk.jit(write_through_view)(locked)
+    same(locked, np.arange(4.0))
+
+
+def test_writing_into_a_broadcast_view_raises_value_error():
+    base = np.arange(3.0)
+    b = np.broadcast_to(base, (4, 3))  # read-only, stride 0 along axis 0
+    with pytest.raises(ValueError):
+        lk.jit(set2)(b, 1, 1)
+    same(base, np.arange(3.0))
+
+
+def reads_broadcast(a):
+    return a.sum(), a[3, 2], a * 2.0
+
+
+def test_reading_a_broadcast_view_matches_numpy():
+    check(reads_broadcast, np.broadcast_to(np.arange(3.0), (4, 3)))
+
+
+def masked_sum(a):
+    return a.sum()
+
+
+def test_masked_array_is_refused_or_honoured():
+    # a MaskedArray is an ndarray subclass whose mask lorikeet cannot see: silently summing the masked values is wrong
+    m = np.ma.masked_array([1.0, 2.0, 4.0], mask=[0, 1, 0])
+    try:
+        got = lk.jit(masked_sum)(m)
+    except TypeError:
+        return
+    assert got == masked_sum(m)
+
+
+# ---------------------------------------------------------------- boundscheck=False
+
+
+def kernel(out, a, b):
+    for i in range(len(out)):
+        out[i] = math.sqrt(a[i] * a[i] + b[i] * b[i])
+    return out[-1] + a[-2]
+
+
+def test_boundscheck_false_compiles_and_runs_in_bounds_code():
+    rng = np.random.default_rng(3)
+    a, b = rng.random(101), rng.random(101)
+    out, ref = np.zeros(101), np.zeros(101)
+    exp = kernel(ref, a, b)
+    f = lk.jit(boundscheck=False)(kernel)
+    same(f(out, a, b), exp)
+    same(out, ref)
+    out2, ref2 = np.zeros(50), np.zeros(50)
+    same(f(out2, a[::2], b[::-2]), kernel(ref2, a[::2], b[::-2]))
+    same(out2, ref2)
+    g = lk.jit(get2, boundscheck=False)
+    assert g(A, -1, -2) == A[-1, -2]
+    assert g(A.T, 2, -1) == A.T[2, -1]
+
+
+# ---------------------------------------------------------------- shapes that do not fit
+
+
+def add(a, b):
+    return a + b
+
+
+def assign_slice(a, b):
+    a[1:] = b
+
+
+@pytest.mark.parametrize("a,b", [(np.ones(3), np.ones(4)), (np.ones((2, 3)), np.ones(2)),
+                                 (np.ones((3, 1)), np.ones((2, 4)))])
+def test_broadcast_mismatch_raises_value_error(a, b):
+    with pytest.raises(ValueError):
+        lk.jit(add)(a, b)
+
+
+def test_slice_assignment_shape_mismatch_raises_value_error():
+    a = np.zeros(5)
+    with pytest.raises(ValueError):
+        lk.jit(assign_slice)(a, np.ones(3))
+    same(a, np.zeros(5))
+
+
+def empty_min(a):
+    return a.min(), a.max()
+
+
+def test_min_of_empty_raises_value_error():
+    with pytest.raises(ValueError):
+        lk.jit(empty_min)(np.zeros(0))
+
+
+# ---------------------------------------------------------------- never a crash: risky cases in a child interpreter
+
+RISKY = {
+    "range_step_zero": ("def f(n):\n    s = 0\n    for i in range(0, n, 0):\n        s += i\n    return s\n", "f(10)",
+                        "ValueError"),
+    "slice_step_zero": ("def f(a, k):\n    return a[::k]\n", "f(np.ones(4), 0)", "ValueError"),
+    "arange_step_zero": ("def f(n):\n    return np.arange(0, n, 0)\n", "f(10)", "ZeroDivisionError|ValueError"),
+    "zeros_negative": ("def f(n):\n    return np.zeros(n)\n", "f(-1)", "ValueError"),
+    "zeros_huge": ("def f(n):\n    return np.zeros(n)\n", "f(10**15)", "MemoryError|ValueError"),
+    "empty_2d_huge": ("def f(n):\n    return np.empty((n, n))\n", "f(10**9)", "MemoryError|ValueError"),
+    "empty_2d_size_overflows": ("def f(n):\n    return np.empty((n, n))\n", "f(10**10)", "MemoryError|ValueError"),
+    "recursion": ("def f(n):\n    if n <= 1:\n        return 1\n    return n * f(n - 1)\n", "f(5)",
+                  "CompileError|RESULT 120"),
+    "mutual_recursion": ("def f(n):\n    return 0 if n == 0 else g(n - 1)\n\n"
+                         "def g(n):\n    return 1 if n == 0 else f(n - 1)\n", "f(4)", "CompileError|RESULT 0"),
+    "index_huge_negative": ("def f(a, i):\n    return a[i]\n", "f(np.ones(3), -(2**63))", "IndexError|OverflowError"),
+    "index_too_big_for_int64": ("def f(a, i):\n    return a[i]\n", "f(np.ones(3), 2**64)",
+                                "IndexError|OverflowError|TypeError"),
+    "int_min_floordiv_minus_one": ("def f(a, b):\n    return a // b\n", "f(-(2**63), -1)",
+                                   "RESULT|OverflowError"),
+}
+
+
+CHILD_TRAILER = """
+import sys
+import numpy as np
+import lorikeet as lk
+
+sys.setrecursionlimit(10000)
+try:
+    r = lk.jit(f){args}
+    print("RESULT", r)
+except Exception as e:
+    print(type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+"""
+
+
+def run_child(src, call, tmp_path):
+    """Runs `src` and then lk.jit(f)(...) for call "f(...)" in a fresh interpreter; returns the CompletedProcess."""
+    path = tmp_path / "risky_case.py"
+    path.write_text("import numpy as np\n\n" + src + CHILD_TRAILER.replace("{args}", call[1:]))
+    env = dict(os.environ, PYTHONPATH=PYSHIM)
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=30, env=env)
+
+
+@pytest.mark.parametrize("name", list(RISKY))
+def test_risky_cases_never_crash_or_hang(name, tmp_path):
+    src, call, expected = RISKY[name]
+    try:
+        p = run_child(src, call, tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name}: hung for 30 s")
+    assert p.returncode == 0, f"{name}: the interpreter died (rc {p.returncode}):\n{p.stdout}\n{p.stderr[-3000:]}"
+    assert re.match(expected, p.stdout.strip()), f"{name}: {p.stdout.strip()!r} is not {expected}"

@@ -1,0 +1,174 @@
+"""inspect_types (typed IR text) and inspect_llvm (optimised LLVM IR): types are shown; the hypot loop and the
+array expression vectorise; fastmath only where asked; inspecting does not disturb calling."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+
+VECTOR_DOUBLE = re.compile(r"<(2|4|8) x double>")
+VECTOR_ARITH = re.compile(r"= (fmul|fadd)( [a-z ]+)? <(2|4|8) x double>")
+VECTOR_SQRT = re.compile(r"@llvm\.sqrt\.v(2|4|8)f64")
+
+
+def hypot_loop(out, a, b):
+    for i in range(len(out)):
+        out[i] = math.sqrt(a[i] * a[i] + b[i] * b[i])
+
+
+def hypot_alloc_loop(a, b):
+    out = np.empty_like(a)
+    for i in range(len(out)):
+        out[i] = math.sqrt(a[i] * a[i] + b[i] * b[i])
+    return out
+
+
+def hypot_expr(a, b):
+    return np.sqrt(a * a + b * b)
+
+
+def mixed(x, n, a):
+    s = x
+    for i in range(n):
+        s += a[i, 0] * 0.5
+    return s, n // 2, a.T, a > 0.0
+
+
+def int32_work(a, k):
+    return a * k + a
+
+
+A = np.linspace(0.0, 1.0, 64)
+B = np.linspace(1.0, 2.0, 64)
+
+
+def cpu_has(flag):
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return flag in fh.read().split()
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------- inspect_types
+
+
+def test_inspect_types_shows_argument_and_value_types():
+    f = lk.jit(mixed)
+    text = f.inspect_types(1.5, 3, A.reshape(8, 8))
+    assert isinstance(text, str) and text.strip()
+    assert "mixed" in text
+    assert "float64" in text and "int64" in text
+    assert "bool" in text  # a > 0.0 is a bool array
+    assert re.search(r"array\(float64, 2d", text) or "float64[:, :]" in text or "2d" in text
+
+
+def test_inspect_types_depends_on_the_signature():
+    f = lk.jit(int32_work)
+    t32 = f.inspect_types(np.arange(4, dtype=np.int32), 2)
+    tf32 = f.inspect_types(np.arange(4, dtype=np.float32), 2)
+    assert "int32" in t32 and "float32" not in t32
+    assert "float32" in tf32
+    # NEP 50: int32 array * a Python int argument stays int32 in NumPy; the typed IR must say what lorikeet computes
+    r = f(np.arange(4, dtype=np.int32), 2)
+    assert str(r.dtype) in t32
+
+
+def test_inspect_types_of_a_strided_argument_differs_from_contiguous():
+    f = lk.jit(hypot_expr)
+    contiguous = f.inspect_types(A, B)
+    strided = f.inspect_types(A[::2], B[::-2])
+    assert "float64" in contiguous and "float64" in strided
+    assert contiguous != strided
+
+
+def test_inspect_types_shows_data_parallel_nodes():
+    text = lk.jit(hypot_expr).inspect_types(A, B)
+    assert "map" in text.lower()
+    text = lk.jit(lambda_free_sum).inspect_types(A)
+    assert "reduce" in text.lower()
+
+
+def lambda_free_sum(a):
+    return (a * 2.0).sum()
+
+
+def test_inspecting_does_not_disturb_calls():
+    f = lk.jit(hypot_alloc_loop)
+    f.inspect_types(A, B)
+    f.inspect_llvm(A, B)
+    np.testing.assert_allclose(f(A, B), hypot_alloc_loop(A, B), rtol=1e-15)
+    f.inspect_llvm(A[::2], B[::2])
+    np.testing.assert_allclose(f(A[::2], B[::2]), hypot_alloc_loop(A[::2], B[::2]), rtol=1e-15)
+
+
+def test_inspect_of_a_function_that_does_not_compile_raises_compile_error():
+    def bad(x):
+        return {x: 1}
+
+    with pytest.raises(lk.CompileError):
+        lk.jit(bad).inspect_types(1)
+
+
+# ---------------------------------------------------------------- inspect_llvm
+
+
+def test_inspect_llvm_is_llvm_ir():
+    text = lk.jit(hypot_expr).inspect_llvm(A, B)
+    assert isinstance(text, str)
+    assert "define" in text
+    assert "double" in text
+
+
+@pytest.mark.parametrize("f,args", [(hypot_loop, (np.empty(64), A, B)), (hypot_alloc_loop, (A, B)),
+                                    (hypot_expr, (A, B))],
+                         ids=["loop_into_out", "loop_alloc", "array_expression"])
+def test_hypot_vectorises(f, args):
+    text = lk.jit(f).inspect_llvm(*args)
+    assert VECTOR_DOUBLE.search(text), "no <N x double> in the optimised LLVM IR"
+    assert VECTOR_ARITH.search(text), "no vector fmul/fadd on doubles"
+    assert VECTOR_SQRT.search(text), "the sqrt is not vectorised (no llvm.sqrt.vNf64)"
+
+
+def test_vector_width_matches_the_host():
+    text = lk.jit(hypot_expr).inspect_llvm(A, B)
+    widths = {int(w) for w in re.findall(r"<(\d+) x double>", text)}
+    if cpu_has("avx2") or cpu_has("avx512f"):
+        assert max(widths) >= 4, f"AVX2/AVX-512 host but only {sorted(widths)}-wide double vectors"
+    else:
+        assert max(widths) >= 2
+
+
+def test_fastmath_flags_only_when_asked():
+    plain = lk.jit(hypot_expr).inspect_llvm(A, B)
+    fast = lk.jit(hypot_expr, fastmath=True).inspect_llvm(A, B)
+    flags = re.compile(r"\b(fmul|fadd|fsub|fdiv) (fast|reassoc|nnan|ninf|nsz|arcp|contract|afn)\b")
+    assert not flags.search(plain), "fast-math flags without fastmath=True"
+    assert flags.search(fast), "fastmath=True gives no fast-math flags"
+
+
+def reduce_loop(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i]
+    return s
+
+
+def test_float_sum_loop_is_not_reassociated_without_fastmath():
+    # IEEE by default: a sequential float sum must give CPython's sequential result bit for bit
+    x = np.random.default_rng(5).standard_normal(1001) * 1e3
+    text = lk.jit(reduce_loop).inspect_llvm(x)
+    assert not re.search(r"\b(reassoc|fast)\b", text)
+    assert lk.jit(reduce_loop)(x) == reduce_loop(x)
+
+
+def test_proven_safe_loop_has_no_bounds_check_branch():
+    # for i in range(len(a)): a[i] -- the compiler removes the checks it can prove safe, so the loop vectorises
+    def scale(a):
+        for i in range(len(a)):
+            a[i] = a[i] * 3.0
+
+    text = lk.jit(scale).inspect_llvm(A.copy())
+    assert VECTOR_DOUBLE.search(text)
