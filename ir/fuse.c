@@ -1,8 +1,8 @@
 /* fuse.c: map fusion. A map whose input is another map (an array expression nobody else can see: the tree
  * form gives every intermediate exactly one user) absorbs it: the inner map's inputs become the outer map's,
  * and the inner body replaces the parameter that stood for its result. `np.sqrt(a*a + b*b)` becomes one map
- * over a and b with no temporary array. A reduction over a map needs no rewriting: backends compute the map's
- * body inside the reduction's loop.
+ * over a and b with no temporary array. A map over an index map and scalars becomes an index map. A reduction
+ * or scan over a map needs no rewriting: backends compute the map's body inside the reduction's loop.
  *
  * Broadcasting stays right: broadcasting is associative, so the fused map's space (the broadcast of all leaf
  * inputs) is the outer map's space, and each leaf is indexed as it was. */
@@ -61,10 +61,36 @@ static void fuse_map(RtArena *a, IrNode *m)
     }
 }
 
+/* A map over one index map and scalars (np.arange(n) * 2.0 + k) becomes an index map whose body is the map's:
+ * the scalars must be variables or constants, since the body is evaluated per element. */
+static IrNode *fuse_into_imap(IrNode *m)
+{
+    if (m->u.map.out) return NULL;
+    IrNode *im = NULL;
+    for (int i = 0; i < m->u.map.ninputs; i++) {
+        IrNode *in = m->u.map.inputs[i];
+        if (in->kind == IR_IMAP && !in->u.imap.out && !im) im = in;
+        else if (in->type->kind == IR_TY_ARRAY || (in->kind != IR_VAR && in->kind != IR_CONST)) return NULL;
+    }
+    if (!im || im->type->ndim != m->type->ndim) return NULL;
+    IrNode *body = m->u.map.body;
+    for (int i = 0; i < m->u.map.ninputs; i++) {
+        Subst s = {m->u.map.params[i], m->u.map.inputs[i] == im ? im->u.imap.body : m->u.map.inputs[i]};
+        substitute(&body, &s);
+    }
+    im->u.imap.body = body;
+    im->type = m->type;
+    return im;
+}
+
 static void fuse_expr(IrNode **p, void *env)
 {
     ir_each_child(*p, fuse_expr, env); /* inner maps first, so chains collapse bottom-up */
-    if ((*p)->kind == IR_MAP) fuse_map(env, *p);
+    if ((*p)->kind == IR_MAP) {
+        fuse_map(env, *p);
+        IrNode *im = fuse_into_imap(*p);
+        if (im) *p = im;
+    }
 }
 
 static void fuse_stmt(IrNode *s, void *env)

@@ -211,7 +211,7 @@ IrNode *ts_index(Ts *ts, const IrNode *n)
     return index_array(ts, n->pos, base, n->u.index.items, n->u.index.n, false);
 }
 
-static IrNode *transpose(Ts *ts, IrPos pos, IrNode *x)
+IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x)
 {
     if (x->type->ndim == 1) return x;
     IrNode *c = ir_node(ts->a, IR_CALL, pos);
@@ -257,7 +257,7 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
         c->type = ir_type_dtype(v->type->dtype);
         return c;
     }
-    if (strcmp(name, "T") == 0) return transpose(ts, n->pos, v);
+    if (strcmp(name, "T") == 0) return ts_transpose(ts, n->pos, v);
     v = ts_reuse(ts, v);
     if (strcmp(name, "size") == 0) return ts_array_size(ts, n->pos, v);
     if (strcmp(name, "nbytes") == 0)

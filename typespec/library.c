@@ -451,6 +451,11 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
         if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
         return ts_matmul(ts, pos, a->pos[0], a->pos[1], name[0] == 'd');
     }
+    if (!strcmp(name, "transpose")) {
+        if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
+        if (a->pos[0]->type->kind != IR_TY_ARRAY) return a->pos[0];
+        return ts_transpose(ts, pos, a->pos[0]);
+    }
     if (!strcmp(name, "outer")) {
         if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
         return ts_outer(ts, pos, a->pos[0], a->pos[1]);
@@ -550,7 +555,7 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
         const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "decimals");
         return ts_numpy_elementwise(ts, pos, name, a->pos, a->npos, decimals, &handled);
     }
-    if (!strcmp(name, "transpose") && a->npos == 1) return ts_attr(ts, &(IrNode){.kind = IR_ATTR, .pos = pos, .u.attr = {(IrNode *)a->call->u.call.args[0], "T"}});
+    if (!strcmp(name, "transpose") && a->npos == 1) return ts_transpose(ts, pos, recv);
     TS_ERR(ts, pos, "array method %s() is not supported", name);
 }
 

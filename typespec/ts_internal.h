@@ -117,6 +117,7 @@ IrNode *ts_call(Ts *ts, const IrNode *n);
 IrNode *ts_index(Ts *ts, const IrNode *n);
 IrNode *ts_attr(Ts *ts, const IrNode *n);
 IrNode *ts_store(Ts *ts, const IrNode *s);
+IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x); /* x.T: a view with the axes reversed */
 
 /* specialize.c */
 IrFunc *ts_specialize_in(TsSession *sess, const IrFunc *untyped, IrType **arg_types, int nargs, LkDiag *diag);
