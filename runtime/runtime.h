@@ -107,6 +107,17 @@ typedef struct RtStats {
 } RtStats;
 RtStats rt_stats(void);
 
+/* ---- parallel loops (parallel.c), for the openmp backend ---- */
+#define RT_MAX_THREADS 256
+/* Runs iterations [lo, hi) of a loop as thread tid, with a context of its own; returns 0 or an error status. */
+typedef int (*RtChunkFn)(RtCtx *ctx, void *data, int64_t lo, int64_t hi, int tid);
+/* Iterations [0, n) on the team (or on this thread when work is below the threshold, or no OpenMP runtime). */
+int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work);
+int rt_get_num_threads(void);
+void rt_set_num_threads(int n);
+void rt_set_parallel_threshold(int64_t work);
+const char *rt_parallel_unavailable(void); /* NULL, or why loops run on one thread */
+
 /* Every runtime entry point that compiled code may call, by name, for the JIT's symbol table. */
 typedef struct RtSymbol {
     const char *name;

@@ -14,7 +14,20 @@ IrNode *ts_arg(Args *a, int i, const char *kw)
 {
     if (i >= 0 && i < a->npos) return a->pos[i];
     for (int k = 0; kw && k < a->call->u.call.nkw; k++)
-        if (strcmp(a->call->u.call.kwnames[k], kw) == 0) return a->kw[k];
+        if (strcmp(a->call->u.call.kwnames[k], kw) == 0) {
+            a->kw_used |= 1u << (k & 31);
+            return a->kw[k];
+        }
+    return NULL;
+}
+
+const IrNode *ts_kw(Args *a, const char *kw)
+{
+    for (int k = 0; k < a->call->u.call.nkw; k++)
+        if (strcmp(a->call->u.call.kwnames[k], kw) == 0) {
+            a->kw_used |= 1u << (k & 31);
+            return a->call->u.call.kwargs[k];
+        }
     return NULL;
 }
 

@@ -140,8 +140,37 @@ static IrNode *fancy_index(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int 
         c->type = ir_type_array(base->type->dtype, 1, IR_LAYOUT_C);
         return c;
     }
+    if (n == 1 && items[0]->type->kind == IR_TY_ARRAY && items[0]->type->ndim == 1 && ir_dtype_is_int(items[0]->type->dtype) && ndim > 1) {
+        /* m[rows]: an index map over (len(rows), m.shape[1], ...) reading m[rows[i], j, ...] */
+        IrNode *b = ts_reuse(ts, base), *rows = ts_reuse(ts, items[0]);
+        IrNode *m = ir_node(ts->a, IR_IMAP, pos);
+        m->u.imap.ndim = ndim;
+        m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *) * (size_t)ndim);
+        m->u.imap.dims = ir_nodes(ts->a, ndim);
+        for (int d = 0; d < ndim; d++) {
+            m->u.imap.idx[d] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+            m->u.imap.dims[d] = ts_dim(ts, pos, d == 0 ? rows : b, d);
+        }
+        IrNode *row = ir_node(ts->a, IR_INDEX, pos);
+        row->u.index.base = rows;
+        row->u.index.n = 1;
+        row->u.index.items = ir_nodes(ts->a, 1);
+        row->u.index.items[0] = ts_var(ts, pos, m->u.imap.idx[0]);
+        row->type = ir_type_scalar(rows->type->dtype);
+        IrNode *get = ir_node(ts->a, IR_INDEX, pos);
+        get->u.index.base = b;
+        get->u.index.n = ndim;
+        get->u.index.items = ir_nodes(ts->a, ndim);
+        get->u.index.items[0] = ts_cast(ts, row, ir_type_scalar(IR_DT_INT64));
+        for (int d = 1; d < ndim; d++) get->u.index.items[d] = ts_var(ts, pos, m->u.imap.idx[d]);
+        get->u.index.checked = ts->sess->opts->boundscheck;
+        get->type = ir_type_scalar(base->type->dtype);
+        m->u.imap.body = get;
+        m->type = ir_type_array(base->type->dtype, ndim, IR_LAYOUT_C);
+        return m;
+    }
     if (n != ndim)
-        TS_ERR(ts, pos, "indexing with integer arrays needs one index per dimension (%d), mixing them with slices is not supported yet", ndim);
+        TS_ERR(ts, pos, "indexing with integer arrays needs one index per dimension (%d), or one 1-D array of rows; mixing them with slices is not supported yet", ndim);
     for (int i = 0; i < n; i++) {
         IrType *t = items[i]->type;
         if (!((t->kind == IR_TY_ARRAY && ir_dtype_is_int(t->dtype)) || (t->kind == IR_TY_SCALAR && ts_is_int_scalar(t) && t->dtype != IR_DT_BOOL)))

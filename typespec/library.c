@@ -157,13 +157,13 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
     if (!x) TS_ERR(ts, pos, "%s() needs an array", name);
     int64_t axis = -1;
     bool keepdims = false;
-    const IrNode *axis_node = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "axis");
+    const IrNode *axis_node = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_kw(a, "axis");
     if (axis_node && !(axis_node->kind == IR_CONST && axis_node->type->kind == IR_TY_NONE)) {
         if (!ts_const_int(axis_node, &axis)) TS_ERR(ts, pos, "%s(): axis must be a constant integer", name);
         if (x->type->kind == IR_TY_ARRAY && axis < 0) axis += x->type->ndim;
         if (axis < 0) TS_ERR(ts, pos, "%s(): axis is out of bounds", name);
     }
-    const IrNode *kd = ts_raw_kw(a->call, "keepdims");
+    const IrNode *kd = ts_kw(a, "keepdims");
     if (kd) {
         int64_t v;
         if (!ts_const_int(kd, &v)) TS_ERR(ts, pos, "%s(): keepdims must be True or False", name);
@@ -194,8 +194,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         return ts_make_scan(ts, pos, name[3] == 's' ? IR_RED_ADD : IR_RED_MUL, x, (int)axis, acc);
     }
     if (!strcmp(name, "argmin") || !strcmp(name, "argmax")) {
-        if (keepdims) TS_ERR(ts, pos, "%s(keepdims=True) is not supported", name);
-        return ts_make_reduce(ts, pos, name[3] == 'm' && name[4] == 'i' ? IR_RED_ARGMIN : IR_RED_ARGMAX, x, (int)axis, false, ir_type_scalar(dt));
+        return ts_make_reduce(ts, pos, name[3] == 'm' && name[4] == 'i' ? IR_RED_ARGMIN : IR_RED_ARGMAX, x, (int)axis, keepdims, ir_type_scalar(dt));
     }
     if (!strcmp(name, "nanmin") || !strcmp(name, "nanmax")) {
         bool is_max = name[4] == 'a';
@@ -210,7 +209,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
     }
     if (!strcmp(name, "var") || !strcmp(name, "std")) {
         int64_t ddof = 0;
-        const IrNode *dd = ts_raw_kw(a->call, "ddof");
+        const IrNode *dd = ts_kw(a, "ddof");
         if (dd && !ts_const_int(dd, &ddof)) TS_ERR(ts, pos, "%s(): ddof must be a constant integer", name);
         IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64);
         x = ts_reuse(ts, ts_cast_array(ts, pos, x, acc->dtype));
@@ -479,7 +478,10 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     }
     if (!strcmp(name, "square")) {
         if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
-        IrNode *x = ts_reuse(ts, a->pos[0]);
+        IrNode *x = a->pos[0];
+        if ((x->type->kind == IR_TY_ARRAY || x->type->kind == IR_TY_SCALAR) && x->type->dtype == IR_DT_BOOL)
+            x = x->type->kind == IR_TY_ARRAY ? ts_cast_array(ts, pos, x, IR_DT_INT8) : ts_cast(ts, x, ir_type_scalar(IR_DT_INT8));
+        x = ts_reuse(ts, x);
         return ts_binop(ts, pos, IR_OP_MUL, x, x);
     }
     if (!strcmp(name, "maximum") || !strcmp(name, "minimum")) {
@@ -509,7 +511,7 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     bool handled;
     IrNode *shaped = ts_numpy_shape(ts, a, name, &handled);
     if (handled) return shaped;
-    const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "decimals");
+    const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_kw(a, "decimals");
     IrNode *r = ts_numpy_elementwise(ts, pos, name, a->pos, a->npos, decimals, &handled);
     if (handled) return r;
     TS_ERR(ts, pos, "numpy.%s is not supported", name);
@@ -552,7 +554,7 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
     if (!strcmp(name, "flatten")) return ts_reshape(ts, pos, ts_copy_array(ts, pos, recv), ts_i64(ts, pos, -1));
     if (!strcmp(name, "clip") || !strcmp(name, "round")) {
         bool handled;
-        const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "decimals");
+        const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_kw(a, "decimals");
         return ts_numpy_elementwise(ts, pos, name, a->pos, a->npos, decimals, &handled);
     }
     if (!strcmp(name, "transpose") && a->npos == 1) return ts_transpose(ts, pos, recv);
@@ -567,6 +569,18 @@ static IrNode *call_user(Ts *ts, Args *a)
     return ts_call_func(ts, n->pos, callee, a->pos, a->npos, n->u.call.kwnames, a->kw, n->u.call.nkw);
 }
 
+/* A keyword argument that the function's lowering did not read would be silently ignored (np.sum(a, where=m)
+ * computing a plain sum): refuse it instead. */
+static IrNode *kwargs_all_used(Ts *ts, Args *a, IrNode *result)
+{
+    if (!result) return NULL;
+    for (int k = 0; k < a->call->u.call.nkw; k++)
+        if (!(a->kw_used & (1u << (k & 31))))
+            TS_ERR(ts, a->call->pos, "%s%s(): the keyword argument '%s' is not supported", a->call->u.call.ckind == IR_CALLEE_METHOD ? "." : "",
+                   a->call->u.call.name, a->call->u.call.kwnames[k]);
+    return result;
+}
+
 /* np.array(x) / np.asarray(x): a comprehension becomes an imap; an array is copied (array) or not (asarray);
  * a tuple of numbers (a list display) becomes a new 1-D array. */
 static IrNode *call_array(Ts *ts, const IrNode *n, bool copy)
@@ -576,6 +590,9 @@ static IrNode *call_array(Ts *ts, const IrNode *n, bool copy)
     IrDtype dt = IR_DT_FLOAT64;
     bool have_dt = false;
     const IrNode *dn = n->u.call.nargs > 1 ? n->u.call.args[1] : ts_raw_kw(n, "dtype");
+    for (int k = 0; k < n->u.call.nkw; k++)
+        if (strcmp(n->u.call.kwnames[k], "dtype") != 0)
+            TS_ERR(ts, pos, "numpy.array(): the keyword argument '%s' is not supported", n->u.call.kwnames[k]);
     if (dn) {
         IrNode *d = ts_expr(ts, dn);
         if (!d || !ts_dtype_arg(ts, d, &dt)) TS_ERR(ts, pos, "numpy.array(): dtype must be a NumPy type such as np.float32");
@@ -649,14 +666,14 @@ IrNode *ts_call(Ts *ts, const IrNode *n)
     case IR_CALLEE_VALUE:
         if (n->u.call.nkw) TS_ERR(ts, n->pos, "keyword arguments to a nested function are not supported yet");
         return ts_apply(ts, n->pos, a.pos[0], a.pos + 1, a.npos - 1);
-    case IR_CALLEE_METHOD: return call_method(ts, &a, n->u.call.name);
+    case IR_CALLEE_METHOD: return kwargs_all_used(ts, &a, call_method(ts, &a, n->u.call.name));
     case IR_CALLEE_NAMED: {
         const char *q = n->u.call.name;
-        if (strncmp(q, "builtins.", 9) == 0) return call_builtin(ts, &a, q + 9);
-        if (strncmp(q, "math.", 5) == 0) return call_math_module(ts, &a, q + 5);
-        if (strncmp(q, "numpy.", 6) == 0) return call_numpy(ts, &a, q + 6);
+        if (strncmp(q, "builtins.", 9) == 0) return kwargs_all_used(ts, &a, call_builtin(ts, &a, q + 9));
+        if (strncmp(q, "math.", 5) == 0) return kwargs_all_used(ts, &a, call_math_module(ts, &a, q + 5));
+        if (strncmp(q, "numpy.", 6) == 0) return kwargs_all_used(ts, &a, call_numpy(ts, &a, q + 6));
         if (ts_name_is(q, "lorikeet.", "prange")) TS_ERR(ts, n->pos, "lorikeet.prange() can only be used as the iterable of a for loop");
-        if (strncmp(q, "lorikeet.", 9) == 0) return ts_operator(ts, &a, q + 9);
+        if (strncmp(q, "lorikeet.", 9) == 0) return kwargs_all_used(ts, &a, ts_operator(ts, &a, q + 9));
         TS_ERR(ts, n->pos, "%s() is not supported", q);
     }
     case IR_CALLEE_INTRINSIC: break;

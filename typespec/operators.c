@@ -111,7 +111,7 @@ static IrNode *elem_apply(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 
 static bool const_axis(Ts *ts, Args *a, int posn, int64_t *axis, bool *given)
 {
-    const IrNode *ax = a->call->u.call.nargs > posn ? a->call->u.call.args[posn] : ts_raw_kw(a->call, "axis");
+    const IrNode *ax = a->call->u.call.nargs > posn ? a->call->u.call.args[posn] : ts_kw(a, "axis");
     *given = false;
     if (!ax || (ax->kind == IR_CONST && ax->type->kind == IR_TY_NONE)) return true;
     *given = true;
@@ -231,7 +231,6 @@ static IrNode *op_reduce_or_scan(Ts *ts, Args *a, bool is_scan)
     IrType *acc;
     if (!make_combine(ts, pos, fn, ir_type_scalar(x->type->dtype), init, &c, &acc)) return NULL;
     if (is_scan) {
-        if (init) TS_ERR(ts, pos, "lk.scan() with init is not supported yet");
         IrNode *s = ts_make_scan(ts, pos, IR_RED_FUNC, x, given ? (int)axis : -1, acc);
         if (s) s->u.scan.combine = c;
         return s;
@@ -311,14 +310,32 @@ IrNode *ts_operator(Ts *ts, Args *a, const char *name)
 typedef struct Level {
     const IrNode *comp;
     IrNode *len;
-    IrNode *arr;              /* iterating an array: it */
+    IrNode *arr;              /* iterating an array: it (for a row of an outer level's array: that array) */
+    int axis;                 /* ... the axis this level runs along */
+    int first;                /* ... the level whose index is the array's first (itself, or an outer one) */
     IrNode *start, *step;     /* iterating a range */
 } Level;
 
-static bool prepare_level(Ts *ts, Level *lv)
+static bool prepare_level(Ts *ts, Level *levels, int d)
 {
+    Level *lv = &levels[d];
     const IrNode *it = lv->comp->u.comprehension.iter;
     IrPos pos = lv->comp->pos;
+    lv->axis = 0;
+    lv->first = d;
+    if (d > 0 && it->kind == IR_VAR && it->u.var.var == levels[d - 1].comp->u.comprehension.target && levels[d - 1].arr) {
+        /* [[f(x) for x in row] for row in X]: the inner level runs along X's next axis */
+        Level *outer = &levels[d - 1];
+        if (outer->axis + 1 >= outer->arr->type->ndim) {
+            if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, pos.line, pos.col, "cannot iterate over a scalar");
+            return false;
+        }
+        lv->arr = outer->arr;
+        lv->axis = outer->axis + 1;
+        lv->first = outer->first;
+        lv->len = ts_dim(ts, pos, lv->arr, lv->axis);
+        return true;
+    }
     IrType *i64 = ir_type_scalar(IR_DT_INT64);
     if (it->kind == IR_CALL && it->u.call.ckind == IR_CALLEE_NAMED && !strcmp(it->u.call.name, "builtins.range")) {
         int n = it->u.call.nargs;
@@ -371,7 +388,7 @@ IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype)
     }
     /* every level's iterable is evaluated once, before the loops: an inner one may not use an outer target */
     for (int d = 0; d < nd; d++)
-        if (!prepare_level(ts, &lv[d])) {
+        if (!prepare_level(ts, lv, d)) {
             if (!ts->dry && ts->diag->kind == LK_OK)
                 TS_ERR(ts, lv[d].comp->pos, "the iterable of a nested comprehension may not depend on the outer one's target");
             return NULL;
@@ -383,8 +400,22 @@ IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype)
     int saved = ts->nsubst;
     for (int d = 0; d < nd; d++) {
         IrNode *i = ts_var(ts, comp->pos, m->u.imap.idx[d]);
-        IrNode *val = lv[d].arr ? slice_at(ts, comp->pos, lv[d].arr, 0, i)
-                                : ts_scalar_binop(ts, comp->pos, IR_OP_ADD, lv[d].start, ts_scalar_binop(ts, comp->pos, IR_OP_MUL, i, lv[d].step));
+        IrNode *val;
+        if (lv[d].arr && lv[d].axis > 0) {
+            /* X[i, j, ...]: the indices of the levels from the array's first to this one */
+            IrNode *x = lv[d].arr;
+            int k = lv[d].axis + 1;
+            val = ir_node(ts->a, IR_INDEX, comp->pos);
+            val->u.index.base = x;
+            val->u.index.n = k;
+            val->u.index.items = ir_nodes(ts->a, k);
+            for (int a = 0; a < k; a++) val->u.index.items[a] = ts_var(ts, comp->pos, m->u.imap.idx[lv[d].first + a]);
+            val->type = k == x->type->ndim ? ir_type_scalar(x->type->dtype) : ir_type_view(x->type, x->type->ndim - k, IR_LAYOUT_ANY);
+        } else if (lv[d].arr) {
+            val = slice_at(ts, comp->pos, lv[d].arr, 0, i);
+        } else {
+            val = ts_scalar_binop(ts, comp->pos, IR_OP_ADD, lv[d].start, ts_scalar_binop(ts, comp->pos, IR_OP_MUL, i, lv[d].step));
+        }
         ts->subst_from[ts->nsubst] = lv[d].comp->u.comprehension.target;
         ts->subst_to[ts->nsubst++] = val;
     }

@@ -97,7 +97,7 @@ static IrNode *linspace(Ts *ts, Args *a)
     IrNode *start = ts_arg(a, 0, "start"), *stop = ts_arg(a, 1, "stop"), *num = ts_arg(a, 2, "num");
     if (!start || !stop) TS_ERR(ts, pos, "numpy.linspace() needs start and stop");
     int64_t endpoint = 1;
-    const IrNode *ep = ts_raw_kw(a->call, "endpoint");
+    const IrNode *ep = ts_kw(a, "endpoint");
     if (ep && !ts_const_int(ep, &endpoint)) TS_ERR(ts, pos, "numpy.linspace(): endpoint must be True or False");
     IrDtype dt = IR_DT_FLOAT64;
     if (!ts_dtype_arg(ts, ts_arg(a, -1, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.linspace(): bad dtype");
@@ -122,7 +122,10 @@ static IrNode *linspace(Ts *ts, Args *a)
     if (endpoint) {
         IrNode *last = ir_node(ts->a, IR_IFEXP, pos);
         last->type = f64;
-        last->u.ifexp.cond = ts_compare(ts, pos, IR_CMP_EQ, i, ts_scalar_binop(ts, pos, IR_OP_SUB, num, ts_i64(ts, pos, 1)));
+        /* the last of two or more is exactly stop (one point is start, as NumPy has it) */
+        IrNode *is_last = ts_compare(ts, pos, IR_CMP_EQ, i, ts_scalar_binop(ts, pos, IR_OP_SUB, num, ts_i64(ts, pos, 1)));
+        IrNode *several = ts_compare(ts, pos, IR_CMP_GT, num, ts_i64(ts, pos, 1));
+        last->u.ifexp.cond = ts_scalar_binop(ts, pos, IR_OP_BITAND, is_last, several);
         last->u.ifexp.then = stop;
         last->u.ifexp.orelse = v;
         v = last;
@@ -174,14 +177,14 @@ IrNode *ts_numpy_shape(Ts *ts, Args *a, const char *name, bool *handled)
     }
     if (!strcmp(name, "concatenate") || !strcmp(name, "stack") || !strcmp(name, "hstack") || !strcmp(name, "vstack")) {
         int64_t axis = 0;
-        const IrNode *ax = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "axis");
+        const IrNode *ax = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_kw(a, "axis");
         if (ax && !ts_const_int(ax, &axis)) TS_ERR(ts, pos, "numpy.%s(): axis must be a constant integer", name);
         return join(ts, pos, name, ts_arg(a, 0, "arrays"), axis);
     }
     if (!strcmp(name, "expand_dims")) {
         int64_t axis;
         IrNode *x = ts_arg(a, 0, "a");
-        const IrNode *ax = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_raw_kw(a->call, "axis");
+        const IrNode *ax = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_kw(a, "axis");
         if (!x || x->type->kind != IR_TY_ARRAY || !ax || !ts_const_int(ax, &axis))
             TS_ERR(ts, pos, "numpy.expand_dims() needs an array and a constant axis");
         if (axis < 0) axis += x->type->ndim + 1;

@@ -262,10 +262,17 @@ static bool has_break(const IrBlock *b)
 
 /* Whether control can never fall off the end of the block (then the function never returns None by falling
  * off its end). Conservative: a `while True` without a break, a return, or an if whose branches both return. */
+static bool stmt_always_returns(const IrNode *s);
+
 static bool always_returns(const IrBlock *b)
 {
-    if (b->n == 0) return false;
-    const IrNode *s = b->stmts[b->n - 1];
+    for (int i = 0; i < b->n; i++)
+        if (stmt_always_returns(b->stmts[i])) return true; /* what follows is dead code */
+    return false;
+}
+
+static bool stmt_always_returns(const IrNode *s)
+{
     switch (s->kind) {
     case IR_RETURN: return true;
     case IR_IF: return always_returns(&s->u.if_.then) && always_returns(&s->u.if_.orelse);

@@ -88,9 +88,11 @@ typedef struct Args {
     IrNode **pos;      /* typed positional arguments (receiver first for methods) */
     int npos;
     IrNode **kw;       /* typed keyword arguments */
+    unsigned kw_used;  /* bit k: keyword k was read; any other keyword is refused, not ignored */
 } Args;
 IrNode *ts_arg(Args *a, int i, const char *kw);             /* position i or keyword kw, typed; or NULL */
 const IrNode *ts_raw_kw(const IrNode *call, const char *kw); /* the untyped keyword argument (for constants) */
+const IrNode *ts_kw(Args *a, const char *kw);                /* the same, and marks it as understood */
 bool ts_const_int(const IrNode *n, int64_t *v);             /* an untyped integer constant, maybe negated */
 IrNode *ts_check_args(Ts *ts, Args *a, const char *fname, int min, int max);
 bool ts_dtype_arg(Ts *ts, IrNode *d, IrDtype *out);          /* None leaves *out alone; false if not a dtype */

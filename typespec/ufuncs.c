@@ -76,8 +76,14 @@ static IrNode *e_sign(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 static IrNode *e_reciprocal(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
     IrType *t = ir_type_strong(e[0]->type);
-    if (!ir_dtype_is_float(t->dtype)) TS_ERR(ts, pos, "numpy.reciprocal of integers is not supported (it truncates to 0)");
-    return ts_scalar_binop(ts, pos, IR_OP_DIV, fconst(ts, pos, t, 1.0), ts_cast(ts, e[0], t));
+    if (t->dtype == IR_DT_BOOL) TS_ERR(ts, pos, "numpy.reciprocal of booleans is not supported");
+    if (ir_dtype_is_float(t->dtype)) return ts_scalar_binop(ts, pos, IR_OP_DIV, fconst(ts, pos, t, 1.0), ts_cast(ts, e[0], t));
+    /* integers: 1/x truncated (1 and -1 stay, others give 0); 1/0 raises as integer division does */
+    IrNode *x = ts_cast(ts, e[0], t);
+    IrNode *unit = ts_scalar_binop(ts, pos, IR_OP_BITOR, ts_compare(ts, pos, IR_CMP_EQ, x, fconst(ts, pos, t, 1)),
+                                   ts_compare(ts, pos, IR_CMP_EQ, x, fconst(ts, pos, t, -1)));
+    IrNode *zero_or_raise = ts_scalar_binop(ts, pos, IR_OP_MUL, fconst(ts, pos, t, 0), ts_scalar_binop(ts, pos, IR_OP_FLOORDIV, fconst(ts, pos, t, 1), x));
+    return ifexp(ts, pos, unit, x, zero_or_raise);
 }
 
 static IrNode *e_fminmax(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
@@ -214,8 +220,7 @@ IrNode *ts_numpy_elementwise(Ts *ts, IrPos pos, const char *name, IrNode **args,
     if (!strcmp(name, "round") || !strcmp(name, "around") || !strcmp(name, "rint")) {
         int64_t decimals = 0;
         if (n == 2) {
-            if (!decimals_node || decimals_node->kind != IR_CONST) TS_ERR(ts, pos, "numpy.%s(): decimals must be a constant", name);
-            decimals = decimals_node->u.konst.i;
+            if (!decimals_node || !ts_const_int(decimals_node, &decimals)) TS_ERR(ts, pos, "numpy.%s(): decimals must be a constant", name);
         } else {
             ARITY(1);
         }

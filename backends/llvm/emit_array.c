@@ -502,6 +502,13 @@ static void sink(Cg *cg, MapIn *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueR
         LLVMValueRef pidx[MAX_DIMS];
         for (int d = 0; d < m->ndim; d++) pidx[d] = idx[d];
         pidx[m->red_axis] = LLVMBuildSelect(cg->b, first, cg_i64(cg, 0), LLVMBuildSub(cg->b, idx[m->red_axis], cg_i64(cg, 1), ""), "");
+        if (m->red_op == IR_RED_FUNC && m->combine->init) {
+            /* each line starts from init: out[first] = f(init, x) */
+            LLVMValueRef prev = load_elem(cg, ot->dtype, elem_ptr(cg, ot, m->out, pidx));
+            prev = LLVMBuildSelect(cg->b, first, cg_expr(cg, m->combine->init), prev, "");
+            store_elem(cg, ot->dtype, elem_ptr(cg, ot, m->out, idx), apply_combine(cg, m->combine, prev, v));
+            return;
+        }
         if (m->red_op == IR_RED_FUNC) {
             axis_first_or_combine(cg, m, first, elem_ptr(cg, ot, m->out, pidx), elem_ptr(cg, ot, m->out, idx), v);
             return;
@@ -795,7 +802,8 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     MapIn m = {.red_op = op, .combine = &n->u.reduce.combine};
     if (!prepare_inputs(cg, &m, map, NULL, in_t->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
-    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || is_arg || (op == IR_RED_FUNC && !n->u.reduce.combine.init);
+    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || op == IR_RED_NANMIN || op == IR_RED_NANMAX || is_arg ||
+                       (op == IR_RED_FUNC && !n->u.reduce.combine.init);
     if (n->u.reduce.axis < 0 && op == IR_RED_FUNC) {
         const IrCombine *c = &n->u.reduce.combine;
         LLVMTypeRef at = cg_type(cg, c->acc_param->type);
@@ -888,7 +896,9 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
         for (int d = 0; d < m.ndim; d++) total = LLVMBuildMul(cg->b, total, m.dims[d], "");
         m.out = cg_new_array(cg, n->type->dtype, 1, &total, n->pos);
         m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(n->type->dtype)), "acc");
-        if (m.red_op == IR_RED_FUNC) {
+        if (m.red_op == IR_RED_FUNC && n->u.scan.combine.init) {
+            LLVMBuildStore(cg->b, cg_expr(cg, n->u.scan.combine.init), m.acc); /* combined into every element */
+        } else if (m.red_op == IR_RED_FUNC) {
             LLVMBuildStore(cg->b, LLVMConstNull(cg_type(cg, ir_type_scalar(n->type->dtype))), m.acc);
             m.started = cg_alloca(cg, cg->i1, "started");
             LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), m.started);

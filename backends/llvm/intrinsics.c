@@ -175,8 +175,12 @@ static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
         dims[d] = cg_array_dim(cg, e.a, d);
         bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, dims[d], cg_array_dim(cg, e.mask, d), ""), "");
     }
-    LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_MASK_SHAPE)};
-    cg_raise_if(cg, bad, "rt_raise_value", n->pos, extra, 1);
+    /* NumPy raises IndexError for a mask of another shape */
+    for (int d = 0; d < at->ndim; d++) {
+        LLVMValueRef extra[3] = {cg_array_dim(cg, e.mask, d), dims[d], cg_i64(cg, d)};
+        cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, dims[d], cg_array_dim(cg, e.mask, d), ""), "rt_raise_index", n->pos, extra, 3);
+    }
+    (void)bad;
     e.count = cg_alloca(cg, cg->i64, "count");
     LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
     cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);

@@ -126,7 +126,7 @@ def _operator_wrapper(op, fn_names, nargs, options):
 
     params = [f"a{i}" for i in range(nargs)]
     opts = "".join(f", {k}={v!r}" for k, v in options)
-    src = f"def __lk_{op}({', '.join(params)}):\n    return __lk.{op}({', '.join(fn_names + params)}{opts})\n"
+    src = f"def __lk_{op}({', '.join(params)}):\n    return __lk.{op}({', '.join(list(fn_names) + params)}{opts})\n"
     filename = f"<lorikeet.{op} wrapper {len(_op_wrappers)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     return filename, src
@@ -160,9 +160,13 @@ def reduce(fn, x, init=None, axis=None):
     return _run_operator("reduce", (fn,), (x, init), opts)
 
 
-def scan(fn, x, axis=None):
-    """The inclusive running combination of x with fn (np.cumsum is scan of add); axis=None flattens."""
-    return _run_operator("scan", (fn,), (x,), (("axis", axis),) if axis is not None else ())
+def scan(fn, x, init=None, axis=None):
+    """The inclusive running combination of x with fn (np.cumsum is scan of add), starting from init if given;
+    axis=None flattens."""
+    opts = (("axis", axis),) if axis is not None else ()
+    if init is None:
+        return _run_operator("scan", (fn,), (x,), opts)
+    return _run_operator("scan", (fn,), (x, init), opts)
 
 
 def imap(fn, shape):

@@ -113,6 +113,7 @@ def _scan(fdef):
     declared_global = set()
     loaded = {}
     body = fdef.body if isinstance(fdef.body, list) else [fdef.body]  # a lambda's body is one expression
+    body = list(a.defaults) + body  # default values are read too (and must turn out to be constants)
     for stmt in body:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name):

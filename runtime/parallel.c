@@ -1,0 +1,140 @@
+/* parallel.c: running a loop's iterations on a team of threads, for the openmp backend.
+ *
+ * The OpenMP runtime is GCC's libgomp, loaded once with dlopen at the first parallel loop, so lorikeet builds and
+ * runs where it is missing (loops then run on one thread). Compiled code calls rt_parallel_for with an outlined
+ * chunk function; each thread runs a contiguous block of the iterations (static schedule) with a context of its
+ * own (its errors and its allocations), merged into the caller's when the team joins. Loops with too little
+ * work to pay for waking the team run on the calling thread.
+ *
+ * Fork safety: a child process made by fork() while a team exists cannot use libgomp's threads; after fork the
+ * child runs every loop on one thread. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "runtime.h"
+
+typedef void (*GompParallel)(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+typedef int (*OmpGetInt)(void);
+
+static GompParallel gomp_parallel;
+static OmpGetInt omp_thread_num;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[256];
+static _Atomic int num_threads;       /* 0: not decided yet */
+static _Atomic int64_t threshold = 20000; /* work (elements x cost) below which a loop stays on one thread */
+static _Atomic int forked;
+
+static void after_fork_child(void)
+{
+    atomic_store(&forked, 1);
+}
+
+static void load_gomp(void)
+{
+    void *h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "libgomp.so.1 could not be loaded: %s", dlerror());
+        return;
+    }
+    gomp_parallel = (GompParallel)dlsym(h, "GOMP_parallel");
+    omp_thread_num = (OmpGetInt)dlsym(h, "omp_get_thread_num");
+    if (!gomp_parallel || !omp_thread_num) {
+        gomp_parallel = NULL;
+        snprintf(load_error, sizeof load_error, "libgomp.so.1 lacks GOMP_parallel");
+    }
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+static int default_threads(void)
+{
+    const char *env = getenv("LORIKEET_NUM_THREADS");
+    if (!env || !*env) env = getenv("OMP_NUM_THREADS");
+    int n = env ? atoi(env) : 0;
+    if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > RT_MAX_THREADS ? RT_MAX_THREADS : n;
+}
+
+int rt_get_num_threads(void)
+{
+    int n = atomic_load(&num_threads);
+    if (n == 0) {
+        n = default_threads();
+        atomic_store(&num_threads, n);
+    }
+    return n;
+}
+
+void rt_set_num_threads(int n)
+{
+    atomic_store(&num_threads, n < 1 ? 1 : n > RT_MAX_THREADS ? RT_MAX_THREADS : n);
+}
+
+void rt_set_parallel_threshold(int64_t work)
+{
+    atomic_store(&threshold, work < 0 ? 0 : work);
+}
+
+const char *rt_parallel_unavailable(void)
+{
+    pthread_once(&load_once, load_gomp);
+    return gomp_parallel ? NULL : load_error;
+}
+
+typedef struct Team {
+    RtChunkFn fn;
+    void *data;
+    int64_t n;
+    int nthreads;
+    RtCtx *ctxs;
+    int *status;
+} Team;
+
+static void run_member(void *arg)
+{
+    Team *t = arg;
+    int tid = omp_thread_num();
+    if (tid >= t->nthreads) return;
+    int64_t per = t->n / t->nthreads, extra = t->n % t->nthreads;
+    int64_t lo = tid * per + (tid < extra ? tid : extra);
+    int64_t hi = lo + per + (tid < extra ? 1 : 0);
+    t->status[tid] = lo < hi ? t->fn(&t->ctxs[tid], t->data, lo, hi, tid) : 0;
+}
+
+int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work)
+{
+    int nthreads = rt_get_num_threads();
+    if (n < nthreads) nthreads = (int)(n > 0 ? n : 1);
+    if (nthreads <= 1 || work < atomic_load(&threshold) || atomic_load(&forked) || rt_parallel_unavailable())
+        return fn(ctx, data, 0, n, 0);
+    RtCtx ctxs[RT_MAX_THREADS];
+    int status[RT_MAX_THREADS];
+    for (int i = 0; i < nthreads; i++) {
+        ctxs[i].status = LK_OK;
+        ctxs[i].diag.kind = LK_OK;
+        ctxs[i].buffers = NULL;
+        status[i] = 0;
+    }
+    Team team = {fn, data, n, nthreads, ctxs, status};
+    gomp_parallel(run_member, &team, (unsigned)nthreads, 0);
+    /* the team's allocations join the call's list; the first thread's error (in iteration order) is reported */
+    int result = 0;
+    for (int i = 0; i < nthreads; i++) {
+        RtBuffer *b = ctxs[i].buffers;
+        while (b) {
+            RtBuffer *next = b->next;
+            b->next = ctx->buffers;
+            ctx->buffers = b;
+            b = next;
+        }
+        if (status[i] && !result) {
+            result = status[i];
+            ctx->status = ctxs[i].status;
+            ctx->diag = ctxs[i].diag;
+        }
+    }
+    return result;
+}
