@@ -237,13 +237,32 @@ static bool lower_while(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
     return true;
 }
 
-/* The positional arguments of iter if it is a call of the builtin range, else NULL (fe_failed tells errors). */
-static PyObject *range_args(FeCtx *c, PyObject *iter, IrPos pos)
+/* Whether func names lorikeet.prange (as prange, or lk.prange for the module imported under any name). */
+static bool is_prange(FeCtx *c, PyObject *func, IrPos pos)
 {
+    FeRes r;
+    if (fe_is(func, "Name")) {
+        PyObject *id = fe_get(c, func, "id");
+        return id && fe_resolve(c, id, pos, &r) && r.kind == FE_RES_NAMED && strcmp(r.qual, "lorikeet.prange") == 0;
+    }
+    if (!fe_is(func, "Attribute")) return false;
+    PyObject *value = fe_get(c, func, "value");
+    const char *attr = value ? fe_str(c, func, "attr") : NULL;
+    PyObject *id = value && fe_is(value, "Name") ? fe_get(c, value, "id") : NULL;
+    return attr && id && strcmp(attr, "prange") == 0 && fe_resolve(c, id, pos, &r) && r.kind == FE_RES_MODULE &&
+           strcmp(r.qual, "lorikeet") == 0;
+}
+
+/* The positional arguments of iter if it is a call of range (or lk.prange: *parallel set), else NULL
+ * (fe_failed tells errors). */
+static PyObject *range_args(FeCtx *c, PyObject *iter, IrPos pos, bool *parallel)
+{
+    *parallel = false;
     if (!fe_is(iter, "Call")) return NULL;
     PyObject *func = fe_get(c, iter, "func"), *id = fe_is(func, "Name") ? fe_get(c, func, "id") : NULL;
     FeRes r;
-    if (!id || !fe_resolve(c, id, pos, &r) || r.kind != FE_RES_NAMED || strcmp(r.qual, "builtins.range") != 0)
+    *parallel = func && is_prange(c, func, pos);
+    if (!*parallel && (!id || !fe_resolve(c, id, pos, &r) || r.kind != FE_RES_NAMED || strcmp(r.qual, "builtins.range") != 0))
         return NULL;
     PyObject *args = fe_list(c, iter, "args"), *keywords = args ? fe_list(c, iter, "keywords") : NULL;
     if (!keywords) return NULL;
@@ -282,11 +301,13 @@ static bool lower_for(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
     if (!orelse) return false;
     if (PyList_GET_SIZE(orelse) > 0) return fe_error(c, pos, "for ... else is not supported") != NULL;
     IrPos iter_pos = fe_pos(c, iter);
-    PyObject *args = range_args(c, iter, iter_pos);
+    bool parallel;
+    PyObject *args = range_args(c, iter, iter_pos, &parallel);
     if (fe_failed(c)) return false;
     IrNode *loop;
     if (args) {
         loop = lower_range_loop(c, args, iter_pos);
+        if (loop) loop->u.for_range.parallel = parallel;
     } else {
         loop = ir_node(c->a, IR_FOR_ITER, pos);
         loop->u.for_iter.iterable = fe_lower_expr(c, iter);

@@ -273,7 +273,7 @@ struct IrNode {
         struct { IrNode *target; IrNode *value; } store;
         struct { IrNode *cond; IrBlock then, orelse; } if_;
         struct { IrNode *cond; IrBlock body; } while_;
-        struct { IrVar *var; IrNode *start, *stop, *step; IrBlock body; } for_range;
+        struct { IrVar *var; IrNode *start, *stop, *step; IrBlock body; bool parallel; } for_range; /* parallel: lk.prange */
         struct { IrVar *var; IrNode *iterable; IrBlock body; } for_iter;
         struct { IrNode *value; } ret;
         struct { IrNode *value; } expr_stmt;
@@ -321,6 +321,7 @@ const char *ir_kind_name(IrKind k);
 char *ir_print_func(const IrFunc *f); /* malloc'd; caller frees */
 
 /* ---- passes ---- */
+void ir_inline_single_use(IrFunc *f); /* inline_single_use.c: an array variable read once takes its expression's place */
 void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */

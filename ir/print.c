@@ -216,7 +216,7 @@ static void stmt(Out *o, const IrNode *s, int depth)
         return;
     case IR_WHILE: put(o, "while "); expr(o, s->u.while_.cond); put(o, ":\n"); block(o, &s->u.while_.body, depth + 1); return;
     case IR_FOR_RANGE:
-        put(o, "for %s in range(", s->u.for_range.var->name); expr(o, s->u.for_range.start); put(o, ", ");
+        put(o, "for %s in %s(", s->u.for_range.var->name, s->u.for_range.parallel ? "prange" : "range"); expr(o, s->u.for_range.start); put(o, ", ");
         expr(o, s->u.for_range.stop); put(o, ", "); expr(o, s->u.for_range.step); put(o, "):\n");
         block(o, &s->u.for_range.body, depth + 1);
         return;

@@ -228,9 +228,14 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
     }
     if (strcmp(name, "mean") == 0) {
         IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64); /* NumPy: mean of ints is float64 */
-        x = ts_reuse(ts, x);
         IrNode *count;
-        count = axis < 0 ? ts_array_size(ts, pos, x) : ts_dim(ts, pos, x, (int)axis);
+        if (axis >= 0) {
+            count = ts_shape_dim(ts, pos, &x, (int)axis);
+        } else {
+            count = ts_shape_dim(ts, pos, &x, 0);
+            for (int d = 1; d < x->type->ndim; d++)
+                count = ts_scalar_binop(ts, pos, IR_OP_MUL, count, ts_shape_dim(ts, pos, &x, d));
+        }
         IrNode *s = ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, acc);
         IrNode *c = ts_cast(ts, count, acc);
         return ts_binop(ts, pos, IR_OP_DIV, s, c);
@@ -311,6 +316,10 @@ static IrNode *call_arange(Ts *ts, Args *a)
         IrNode *q = ts_scalar_binop(ts, pos, IR_OP_DIV, span, ts_cast(ts, step, f64));
         IrNode *c = ts_math(ts, pos, IR_MATH_CEIL, &q, 1, f64);
         len = ts_cast(ts, c, ir_type_scalar(IR_DT_INT64));
+        /* a zero step is a ZeroDivisionError, as in NumPy: 0 // (step != 0) raises exactly then */
+        IrNode *nonzero = ts_cast(ts, ts_compare(ts, pos, IR_CMP_NE, ts_cast(ts, step, f64), ir_const_float(ts->a, pos, f64, 0.0)),
+                                  ir_type_scalar(IR_DT_INT64));
+        len = ts_scalar_binop(ts, pos, IR_OP_ADD, len, ts_scalar_binop(ts, pos, IR_OP_FLOORDIV, ts_i64(ts, pos, 0), nonzero));
     } else {
         /* -((start - stop) // step) is ceil((stop - start) / step) in integers */
         IrType *i64 = ir_type_scalar(IR_DT_INT64);

@@ -101,6 +101,29 @@ IrNode *ts_dim(Ts *ts, IrPos pos, IrNode *arr, int axis)
     return d;
 }
 
+/* Dimension `axis` of x's shape without computing x: for a map, the broadcast of its inputs (which become
+ * variables, evaluated once); for an index map, its dims; otherwise x is kept in a variable. *x may change. */
+IrNode *ts_shape_dim(Ts *ts, IrPos pos, IrNode **x, int axis)
+{
+    IrNode *n = *x;
+    if (n->kind == IR_MAP && !n->u.map.out && ts->cond_depth == 0) {
+        for (int i = 0; i < n->u.map.ninputs; i++) n->u.map.inputs[i] = ts_reuse(ts, n->u.map.inputs[i]);
+        IrNode *d = ir_node(ts->a, IR_BCAST_SHAPE, pos);
+        d->type = ir_type_scalar(IR_DT_INT64);
+        d->u.bcast_shape.args = n->u.map.inputs;
+        d->u.bcast_shape.n = n->u.map.ninputs;
+        d->u.bcast_shape.axis = axis;
+        d->u.bcast_shape.ndim = n->type->ndim;
+        return d;
+    }
+    if (n->kind == IR_IMAP && !n->u.imap.out && ts->cond_depth == 0) {
+        n->u.imap.dims[axis] = ts_reuse(ts, n->u.imap.dims[axis]);
+        return n->u.imap.dims[axis];
+    }
+    *x = ts_reuse(ts, n);
+    return ts_dim(ts, pos, *x, axis);
+}
+
 IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr)
 {
     IrNode *size = ts_i64(ts, pos, 1);

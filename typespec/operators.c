@@ -374,8 +374,38 @@ static bool prepare_level(Ts *ts, Level *levels, int d)
     return true;
 }
 
+typedef struct CompElem {
+    const IrNode *comp;
+    IrDtype *dtype;
+} CompElem;
+
+static IrNode *elem_comprehension(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
+{
+    CompElem *c = env;
+    int saved = ts->nsubst;
+    ts->subst_from[ts->nsubst] = c->comp->u.comprehension.target;
+    ts->subst_to[ts->nsubst++] = e[0];
+    IrNode *body = ts_expr(ts, c->comp->u.comprehension.elt);
+    ts->nsubst = saved;
+    if (body && c->dtype) body = ts_cast(ts, body, ir_type_scalar(*c->dtype));
+    return body;
+}
+
 IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype)
 {
+    const IrNode *it = comp->u.comprehension.iter;
+    bool is_range = it->kind == IR_CALL && it->u.call.ckind == IR_CALLEE_NAMED && !strcmp(it->u.call.name, "builtins.range");
+    if (!is_range && comp->u.comprehension.elt->kind != IR_COMPREHENSION) {
+        /* [f(x) for x in xs] over a 1-D array (or array expression) is a map over xs, which fusion can merge
+         * with the expression that makes xs */
+        IrNode *xs = ts_expr(ts, it);
+        if (!xs) return NULL;
+        if (ts_is_array(xs) && xs->type->ndim == 1) {
+            CompElem env = {comp, dtype};
+            IrNode *in[1] = {xs};
+            return ts_make_map(ts, comp->pos, in, 1, elem_comprehension, &env);
+        }
+    }
     Level lv[8];
     int nd = 0;
     const IrNode *cur = comp;

@@ -103,6 +103,7 @@ static IrNode *type_for_range(Ts *ts, const IrNode *s)
     }
     IrNode *f = ir_node(ts->a, IR_FOR_RANGE, s->pos);
     f->u.for_range.var = v;
+    f->u.for_range.parallel = s->u.for_range.parallel;
     /* the loop counts in the variable's type; start/stop/step are evaluated once, before the loop */
     f->u.for_range.start = ts_cast(ts, parts[0], vt);
     f->u.for_range.stop = ts_cast(ts, parts[1], vt);

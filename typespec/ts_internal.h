@@ -71,6 +71,7 @@ IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bo
 IrNode *ts_array_size(Ts *ts, IrPos pos, IrNode *arr);
 IrNode *ts_make_scan(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, IrType *acc);
 IrNode *ts_dim(Ts *ts, IrPos pos, IrNode *arr, int axis);
+IrNode *ts_shape_dim(Ts *ts, IrPos pos, IrNode **x, int axis); /* without materialising a map */
 IrNode *ts_cast_array(Ts *ts, IrPos pos, IrNode *x, IrDtype dt); /* x.astype(dt), or x itself */
 IrNode *ts_copy_array(Ts *ts, IrPos pos, IrNode *x);             /* a new C-contiguous copy */
 

@@ -1,0 +1,27 @@
+"""The benchmark workloads, in the order the suite runs and the docs list them.
+
+Add one: write a module with the plain function, its NumPy reference and an input maker, and a Workload
+(benchmarks/spec.py) for it; list it here.
+"""
+from . import (blackscholes, compile_time, conv, dispatch, fused, growcut, mandelbrot, matmult, nbody, pairwise,
+               regression, summation)
+
+WORKLOADS = [
+    *matmult.WORKLOADS,
+    *conv.WORKLOADS,
+    regression.WORKLOAD,
+    pairwise.WORKLOAD,
+    fused.WORKLOAD,
+    *summation.WORKLOADS,
+    blackscholes.WORKLOAD,
+    nbody.WORKLOAD,
+    growcut.WORKLOAD,
+    mandelbrot.WORKLOAD,
+    dispatch.WORKLOAD,
+    compile_time.WORKLOAD,
+]
+
+SWEEPS = [fused.SWEEP, matmult.SWEEP]
+
+BY_NAME = {w.name: w for w in WORKLOADS}
+SWEEP_BY_NAME = {s.name: s for s in SWEEPS}
