@@ -69,16 +69,22 @@ def assert_flat(f, *args, expect_allocations=True):
     """100 000 calls of f(*args): lorikeet's live bytes and the process's RSS do not grow."""
     f(*args)
     run_many(f, *args)  # warm up: caches, the allocator's pools
-    gc.collect()
-    stats0, rss0 = lk.runtime.stats(), rss()
-    run_many(f, *args)
-    gc.collect()
-    stats1, rss1 = lk.runtime.stats(), rss()
-    if expect_allocations:
-        assert stats1["allocations"] > stats0["allocations"], "expected the function to allocate temporaries"
-    assert stats1["live_bytes"] == stats0["live_bytes"], f"{stats0} -> {stats1}"
-    assert stats1["allocations"] - stats0["allocations"] == stats1["frees"] - stats0["frees"], f"{stats0} -> {stats1}"
-    assert rss1 - rss0 < RSS_SLACK, f"RSS grew by {(rss1 - rss0) >> 10} KiB over {CALLS} calls"
+    # A leak grows the process in every round; other activity in a shared test process (another test's
+    # garbage, the allocator's pools) can grow it in one. So the RSS must stay flat in at least one of three
+    # rounds, while lorikeet's own counters must be exact in every one.
+    growths = []
+    for _ in range(3):
+        gc.collect()
+        stats0, rss0 = lk.runtime.stats(), rss()
+        run_many(f, *args)
+        gc.collect()
+        stats1, rss1 = lk.runtime.stats(), rss()
+        if expect_allocations:
+            assert stats1["allocations"] > stats0["allocations"], "expected the function to allocate temporaries"
+        assert stats1["live_bytes"] == stats0["live_bytes"], f"{stats0} -> {stats1}"
+        assert stats1["allocations"] - stats0["allocations"] == stats1["frees"] - stats0["frees"], f"{stats0} -> {stats1}"
+        growths.append(rss1 - rss0)
+    assert min(growths) < RSS_SLACK, f"RSS grew by {[g >> 10 for g in growths]} KiB in each round of {CALLS} calls"
 
 
 A = np.arange(16.0)
