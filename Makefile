@@ -47,10 +47,15 @@ demo: setup
 	$(MAKE) all
 	PYTHONPATH=pyshim $(PYTHON) examples/demo.py
 
+# The suite runs on the cpu backend, then the backend-agnostic tests again on openmp.
+OPENMP_TESTS := tests/test_language.py tests/test_arrays.py tests/test_numpy_library.py tests/test_operators.py \
+                tests/test_fusion.py tests/test_linalg.py tests/test_openmp.py
+
 test: setup
 	$(MAKE) all
 	$(MAKE) check-layers
 	PYTHONPATH=pyshim $(PYTHON) -m pytest -q tests
+	LORIKEET_BACKEND=openmp PYTHONPATH=pyshim $(PYTHON) -m pytest -q $(OPENMP_TESTS)
 
 bench: 
 	LK_WITH_NUMBA=1 bash scripts/setup.sh

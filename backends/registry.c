@@ -2,13 +2,14 @@
 #include <string.h>
 #include "backend.h"
 
-extern const BeBackend be_llvm_cpu;
+extern const BeBackend be_llvm_cpu, be_llvm_openmp;
 
 const BeBackend *be_find(const char *name, LkDiag *diag)
 {
     if (strcmp(name, "cpu") == 0) return &be_llvm_cpu;
-    if (strcmp(name, "openmp") == 0 || strcmp(name, "gpu") == 0) {
-        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "the '%s' backend is not built yet (only 'cpu' is)", name);
+    if (strcmp(name, "openmp") == 0) return &be_llvm_openmp;
+    if (strcmp(name, "gpu") == 0) {
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "the '%s' backend is not built yet (cpu and openmp are)", name);
         return NULL;
     }
     lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "unknown backend '%s' (known: cpu, openmp, gpu)", name);

@@ -263,7 +263,35 @@ static PyObject *backend_available(PyObject *self, PyObject *args)
     return Py_BuildValue("(Os)", Py_False, diag.message);
 }
 
+static PyObject *set_num_threads(PyObject *self, PyObject *args)
+{
+    int n;
+    if (!PyArg_ParseTuple(args, "i", &n)) return NULL;
+    if (n < 1) {
+        PyErr_SetString(PyExc_ValueError, "the number of threads must be at least 1");
+        return NULL;
+    }
+    rt_set_num_threads(n);
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_num_threads(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromLong(rt_get_num_threads());
+}
+
+static PyObject *set_parallel_threshold(PyObject *self, PyObject *args)
+{
+    long long work;
+    if (!PyArg_ParseTuple(args, "L", &work)) return NULL;
+    rt_set_parallel_threshold(work);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"set_num_threads", set_num_threads, METH_VARARGS, "threads of the openmp backend's team"},
+    {"get_num_threads", get_num_threads, METH_NOARGS, "threads of the openmp backend's team"},
+    {"set_parallel_threshold", set_parallel_threshold, METH_VARARGS, "work below which a loop stays on one thread"},
     {"lower", lk_lower, METH_VARARGS, "lower(fdef, env, file, line_offset) -> untyped IR capsule"},
     {"runtime_stats", runtime_stats, METH_NOARGS, "allocation counters of the runtime"},
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},

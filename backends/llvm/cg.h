@@ -36,6 +36,8 @@ typedef struct Cg {
     LLVMBasicBlockRef break_bb[CG_MAX_LOOPS], continue_bb[CG_MAX_LOOPS];
     int loop_depth;
     LLVMValueRef file_str;
+    bool parallel;                /* the openmp backend: outermost data-parallel loops run on the team */
+    int par_depth;                /* > 0 inside an outlined loop: everything nested runs on its thread */
     /* every emitted function, by IrFunc, for calls */
     IrFunc **funcs;
     LLVMValueRef *func_values;
@@ -89,6 +91,27 @@ typedef void (*CgLoopBody)(Cg *cg, LLVMValueRef *idx, void *env);
 /* Lets LLVM vectorise the loop whose latch this is even where that reorders float arithmetic. */
 void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br);
 void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize);
+
+/* outline.c: a loop moved into a chunk function that rt_parallel_for runs on the team (openmp backend) */
+#define CG_MAX_CAPTURES 512
+typedef struct CgOutline {
+    int n;
+    LLVMValueRef vals[CG_MAX_CAPTURES], child_vals[CG_MAX_CAPTURES];
+    LLVMTypeRef tys[CG_MAX_CAPTURES];
+    int *var_cap;                        /* by IrVar id: its capture index, or -1 */
+    LLVMTypeRef env_ty;
+    LLVMValueRef child, lo, hi, tid;
+    LLVMValueRef p_fn, p_rtctx, *p_slots, *p_flags;
+    LLVMBasicBlockRef p_entry, p_err, p_block;
+    int p_loop_depth;
+} CgOutline;
+int cg_capture(CgOutline *o, LLVMValueRef v);
+void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock *block);
+LLVMValueRef cg_outline_get(CgOutline *o, int idx);
+void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work);
+int64_t cg_cost(IrNode *n);
+void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,
+                       void *env, bool vectorize);
 
 /* jit.c */
 bool cg_jit_init(LkDiag *diag);

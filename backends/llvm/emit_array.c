@@ -688,6 +688,126 @@ static void copy_overlapping_inputs(Cg *cg, MapIn *m, const IrType *ot)
     }
 }
 
+/* ---------------- the openmp backend: the outermost loop on the team ---------------- */
+
+/* Whether this data-parallel node runs on the team: the openmp backend, and not inside a loop that does. */
+static bool on_team(Cg *cg)
+{
+    return cg->parallel && cg->par_depth == 0;
+}
+
+/* The MapIn's values moved into the chunk: capture them in the parent, read them back in the child. */
+typedef struct MapCaps {
+    int vals[16], bstrides[16][MAX_DIMS], dims[MAX_DIMS], out, flat_ok, acc_ident;
+} MapCaps;
+
+static void capture_map(CgOutline *o, MapIn *m, MapCaps *c)
+{
+    for (int i = 0; i < m->n; i++) {
+        c->vals[i] = cg_capture(o, m->vals[i]);
+        const IrType *t = m->map->u.map.inputs[i]->type;
+        for (int k = 0; t->kind == IR_TY_ARRAY && k < t->ndim; k++) c->bstrides[i][k] = cg_capture(o, m->bstrides[i][k]);
+    }
+    for (int d = 0; d < m->ndim; d++) c->dims[d] = cg_capture(o, m->dims[d]);
+    c->out = m->out ? cg_capture(o, m->out) : -1;
+    c->flat_ok = cg_capture(o, m->flat_ok);
+}
+
+static void restore_map(CgOutline *o, MapIn *m, const MapCaps *c)
+{
+    for (int i = 0; i < m->n; i++) {
+        m->vals[i] = cg_outline_get(o, c->vals[i]);
+        const IrType *t = m->map->u.map.inputs[i]->type;
+        for (int k = 0; t->kind == IR_TY_ARRAY && k < t->ndim; k++) m->bstrides[i][k] = cg_outline_get(o, c->bstrides[i][k]);
+    }
+    for (int d = 0; d < m->ndim; d++) m->dims[d] = cg_outline_get(o, c->dims[d]);
+    if (c->out >= 0) m->out = cg_outline_get(o, c->out);
+    m->flat_ok = cg_outline_get(o, c->flat_ok);
+}
+
+/* Rows [lo, hi) of the map's space: flat over those rows when the layout allows it, else the nest. */
+static void run_map_chunk(Cg *cg, MapIn *m, bool out_is_c, LLVMValueRef lo, LLVMValueRef hi, bool vectorize)
+{
+    bool flat_possible = m->flat_ok_static && out_is_c && m->sink != SINK_REDUCE_AXIS;
+    if (!flat_possible) {
+        cg_loop_nest_from(cg, m->ndim, m->dims, lo, hi, nd_body, m, vectorize);
+        return;
+    }
+    LLVMValueRef inner = cg_i64(cg, 1);
+    for (int d = 1; d < m->ndim; d++) inner = LLVMBuildMul(cg->b, inner, m->dims[d], "");
+    LLVMBasicBlockRef fb = cg_new_bb(cg, "flat"), nb = cg_new_bb(cg, "strided"), done = cg_new_bb(cg, "map_end");
+    LLVMBuildCondBr(cg->b, m->flat_ok, fb, nb);
+    LLVMPositionBuilderAtEnd(cg->b, fb);
+    LLVMValueRef total = LLVMBuildMul(cg->b, hi, inner, "");
+    cg_loop_nest_from(cg, 1, &total, LLVMBuildMul(cg->b, lo, inner, ""), total, flat_body, m, vectorize);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, nb);
+    cg_loop_nest_from(cg, m->ndim, m->dims, lo, hi, nd_body, m, vectorize);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
+static LLVMValueRef map_work(Cg *cg, MapIn *m, IrNode *body)
+{
+    LLVMValueRef total = cg_i64(cg, 1);
+    for (int d = 0; d < m->ndim; d++) total = LLVMBuildMul(cg->b, total, m->dims[d], "");
+    return LLVMBuildMul(cg->b, total, cg_i64(cg, cg_cost(body)), "");
+}
+
+/* A map (or the fill of an array) on the team: each thread writes its rows of out. */
+static void run_map_on_team(Cg *cg, MapIn *m, bool out_is_c)
+{
+    CgOutline o = {0};
+    MapCaps c;
+    capture_map(&o, m, &c);
+    LLVMValueRef work = map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
+    IrNode *exprs[1] = {m->map->u.map.body};
+    cg_outline_begin(cg, &o, exprs, 1, NULL);
+    cg->par_depth++;
+    MapIn mine = *m;
+    restore_map(&o, &mine, &c);
+    run_map_chunk(cg, &mine, out_is_c, o.lo, o.hi, false);
+    cg->par_depth--;
+    cg_outline_end(cg, &o, rows, work);
+}
+
+/* A reduction of everything on the team: each thread reduces its rows into its slot of partials, and the
+ * slots are combined in thread order afterwards (so the grouping changes, the order of elements does not). */
+static LLVMValueRef reduce_on_team(Cg *cg, MapIn *m, IrDtype dt)
+{
+    LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt));
+    LLVMTypeRef pt = LLVMArrayType(et, RT_MAX_THREADS);
+    LLVMValueRef partials = cg_alloca(cg, pt, "partials");
+    LLVMValueRef ident = red_identity(cg, m->red_op, dt);
+    for (int t = 0; t < RT_MAX_THREADS; t++) {
+        LLVMValueRef idx[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
+        LLVMBuildStore(cg->b, ident, LLVMBuildGEP2(cg->b, pt, partials, idx, 2, ""));
+    }
+    CgOutline o = {0};
+    MapCaps c;
+    capture_map(&o, m, &c);
+    int cpart = cg_capture(&o, partials);
+    LLVMValueRef work = map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
+    IrNode *exprs[1] = {m->map->u.map.body};
+    cg_outline_begin(cg, &o, exprs, 1, NULL);
+    cg->par_depth++;
+    MapIn mine = *m;
+    restore_map(&o, &mine, &c);
+    mine.acc = cg_alloca(cg, et, "acc");
+    LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), mine.acc);
+    run_map_chunk(cg, &mine, true, o.lo, o.hi, true);
+    LLVMValueRef idx[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o.tid, cg->i64, "")};
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, et, mine.acc, ""), LLVMBuildGEP2(cg->b, pt, cg_outline_get(&o, cpart), idx, 2, ""));
+    cg->par_depth--;
+    cg_outline_end(cg, &o, rows, work);
+    LLVMValueRef acc = ident;
+    for (int t = 0; t < RT_MAX_THREADS; t++) {
+        LLVMValueRef i2[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
+        acc = red_combine(cg, m->red_op, dt, acc, LLVMBuildLoad2(cg->b, et, LLVMBuildGEP2(cg->b, pt, partials, i2, 2, ""), ""));
+    }
+    return acc;
+}
+
 LLVMValueRef cg_map(Cg *cg, const IrNode *n)
 {
     MapIn m = {.sink = SINK_STORE};
@@ -703,7 +823,8 @@ LLVMValueRef cg_map(Cg *cg, const IrNode *n)
         m.out = cg_new_array(cg, ot->dtype, ot->ndim, m.dims, n->pos);
     }
     m.out_type = ot;
-    run_map(cg, &m, ot->layout == IR_LAYOUT_C, false);
+    if (on_team(cg) && m.ndim > 0) run_map_on_team(cg, &m, ot->layout == IR_LAYOUT_C);
+    else run_map(cg, &m, ot->layout == IR_LAYOUT_C, false);
     return m.out;
 }
 
@@ -732,7 +853,26 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
         for (int d = 0; d < nd; d++) dims[d] = cg_expr(cg, n->u.imap.dims[d]);
         env.out = cg_new_array(cg, n->type->dtype, nd, dims, n->pos);
     }
-    cg_loop_nest(cg, nd, dims, imap_body, &env, false);
+    if (!on_team(cg)) {
+        cg_loop_nest(cg, nd, dims, imap_body, &env, false);
+        return env.out;
+    }
+    CgOutline o = {0};
+    int cdims[MAX_DIMS];
+    for (int d = 0; d < nd; d++) cdims[d] = cg_capture(&o, dims[d]);
+    int cout = cg_capture(&o, env.out);
+    LLVMValueRef total = cg_i64(cg, 1);
+    for (int d = 0; d < nd; d++) total = LLVMBuildMul(cg->b, total, dims[d], "");
+    LLVMValueRef work = LLVMBuildMul(cg->b, total, cg_i64(cg, cg_cost(n->u.imap.body)), ""), rows = dims[0];
+    IrNode *exprs[1] = {n->u.imap.body};
+    cg_outline_begin(cg, &o, exprs, 1, NULL);
+    cg->par_depth++;
+    LLVMValueRef cd[MAX_DIMS];
+    for (int d = 0; d < nd; d++) cd[d] = cg_outline_get(&o, cdims[d]);
+    IMapEnv mine = {n, cg_outline_get(&o, cout)};
+    cg_loop_nest_from(cg, nd, cd, o.lo, o.hi, imap_body, &mine, false);
+    cg->par_depth--;
+    cg_outline_end(cg, &o, rows, work);
     return env.out;
 }
 
@@ -838,6 +978,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
             m.arg_index = cg_alloca(cg, cg->i64, "argidx");
             LLVMBuildStore(cg->b, cg_i64(cg, 0), m.arg_index);
         }
+        if (on_team(cg) && !is_arg && m.ndim > 0) return reduce_on_team(cg, &m, dt);
         run_map(cg, &m, true, !is_arg);
         if (is_arg) return LLVMBuildLoad2(cg->b, cg->i64, m.arg_index, "");
         return LLVMBuildLoad2(cg->b, cg_type(cg, ir_type_scalar(dt)), m.acc, "");

@@ -103,7 +103,7 @@ static LLVMModuleRef with_fast_flags(LLVMContextRef ctx, LLVMModuleRef mod, LkDi
     return out;
 }
 
-static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
+static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool parallel, LkDiag *diag)
 {
     double t0 = now_ms();
     if (!cg_jit_init(diag)) return NULL;
@@ -124,7 +124,7 @@ static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
     }
 
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-    Cg cg = {.ctx = LLVMOrcThreadSafeContextGetContext(tsc), .diag = diag, .opts = opts};
+    Cg cg = {.ctx = LLVMOrcThreadSafeContextGetContext(tsc), .diag = diag, .opts = opts, .parallel = parallel};
     LLVMContextSetDiagnosticHandler(cg.ctx, quiet_diagnostics, NULL);
     cg.mod = LLVMModuleCreateWithNameInContext(modname, cg.ctx);
     LLVMTargetMachineRef tm = cg_jit_target_machine();
@@ -174,6 +174,31 @@ static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
     if (out) out->compile_ms = now_ms() - t0;
     return out;
 }
+
+static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
+{
+    return compile_module(f, opts, false, diag);
+}
+
+/* openmp: the same code, with the outermost data-parallel loops and prange loops run by the OpenMP team */
+static bool openmp_available(LkDiag *why)
+{
+    if (!cg_jit_init(why)) return false;
+    const char *no = rt_parallel_unavailable();
+    if (no) lk_diag_set(why, LK_ERR_UNAVAILABLE, "", 0, 0, "the openmp backend cannot run here: %s", no);
+    return no == NULL;
+}
+
+static BeCompiled *openmp_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
+{
+    return compile_module(f, opts, true, diag);
+}
+
+const BeBackend be_llvm_openmp = {
+    .name = "openmp",
+    .available = openmp_available,
+    .compile = openmp_compile,
+};
 
 const BeBackend be_llvm_cpu = {
     .name = "cpu",

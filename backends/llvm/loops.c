@@ -17,22 +17,23 @@ void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br)
 }
 
 static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *idx, CgLoopBody body, void *env,
-                 bool vectorize)
+                 bool vectorize, LLVMValueRef lo0, LLVMValueRef hi0)
 {
     if (level == ndim) {
         body(cg, idx, env);
         return;
     }
     LLVMValueRef counter = cg_alloca(cg, cg->i64, "idx");
-    LLVMBuildStore(cg->b, cg_i64(cg, 0), counter);
+    LLVMBuildStore(cg->b, level == 0 && lo0 ? lo0 : cg_i64(cg, 0), counter);
+    LLVMValueRef limit = level == 0 && hi0 ? hi0 : dims[level];
     LLVMBasicBlockRef head = cg_new_bb(cg, "loop"), inner = cg_new_bb(cg, "loop_body"), done = cg_new_bb(cg, "loop_end");
     LLVMBuildBr(cg->b, head);
     LLVMPositionBuilderAtEnd(cg->b, head);
     LLVMValueRef i = LLVMBuildLoad2(cg->b, cg->i64, counter, "");
-    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, i, dims[level], ""), inner, done);
+    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, i, limit, ""), inner, done);
     LLVMPositionBuilderAtEnd(cg->b, inner);
     idx[level] = i;
-    nest(cg, level + 1, ndim, dims, idx, body, env, vectorize);
+    nest(cg, level + 1, ndim, dims, idx, body, env, vectorize, NULL, NULL);
     LLVMValueRef next = LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, counter, ""), cg_i64(cg, 1), "");
     LLVMBuildStore(cg->b, next, counter);
     LLVMValueRef br = LLVMBuildBr(cg->b, head);
@@ -43,5 +44,13 @@ static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *
 void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize)
 {
     LLVMValueRef idx[32];
-    nest(cg, 0, ndim, dims, idx, body, env, vectorize);
+    nest(cg, 0, ndim, dims, idx, body, env, vectorize, NULL, NULL);
+}
+
+/* The same nest with the outermost level running over [lo0, hi0) only: one thread's chunk. */
+void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,
+                       void *env, bool vectorize)
+{
+    LLVMValueRef idx[32];
+    nest(cg, 0, ndim, dims, idx, body, env, vectorize, lo0, hi0);
 }

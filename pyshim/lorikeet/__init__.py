@@ -18,15 +18,26 @@ from . import _lorikeet
 from ._source import function_ast, resolve_env
 from .errors import BackendUnavailable, CompileError, InternalError
 
-__all__ = ["jit", "CompileError", "BackendUnavailable", "InternalError", "runtime", "set_backend", "get_backend"]
+__all__ = ["jit", "CompileError", "BackendUnavailable", "InternalError", "runtime", "set_backend", "get_backend",
+           "set_num_threads", "get_num_threads", "map", "reduce", "scan", "imap", "ireduce", "outer_map", "prange"]
 
 _default_backend = os.environ.get("LORIKEET_BACKEND", "cpu")
 
 
 def set_backend(name):
-    """Sets the backend that @jit uses when none is named ("cpu"; "openmp" and "gpu" are not built yet)."""
+    """Sets the backend that @jit uses when none is named: "cpu" or "openmp" ("gpu" is not built yet)."""
     global _default_backend
     _default_backend = name
+
+
+def set_num_threads(n):
+    """The number of threads the openmp backend runs loops on (default: $LORIKEET_NUM_THREADS, else
+    $OMP_NUM_THREADS, else every core)."""
+    _lorikeet.set_num_threads(int(n))
+
+
+def get_num_threads():
+    return _lorikeet.get_num_threads()
 
 
 def get_backend():
@@ -44,6 +55,14 @@ class Dispatcher(_lorikeet.Dispatcher):
     def _call_slow(self, *args, **kwargs):
         """Keyword arguments, default values, lists (converted to arrays), and unsupported argument types
         (a TypeError naming the parameter)."""
+        backend = kwargs.pop("_backend", None)
+        if backend is not None and backend != self.backend:
+            # a per-call backend: a sibling dispatcher of the same function, made once
+            siblings = self.__dict__.setdefault("_siblings", {})
+            d = siblings.get(backend)
+            if d is None:
+                d = siblings[backend] = Dispatcher(self.py_func, backend, bool(self.boundscheck), bool(self.fastmath))
+            return d(*args, **kwargs)
         try:
             bound = inspect.signature(self.py_func).bind(*args, **kwargs)
         except TypeError as e:

@@ -1,0 +1,146 @@
+/* outline.c: moving a loop into a function of its own that the OpenMP team runs, for the openmp backend.
+ *
+ * The outlined "chunk" function is  i32 chunk(ptr ctx, ptr env, i64 lo, i64 hi, i32 tid): it runs iterations
+ * [lo, hi) of the loop as thread tid, with that thread's RtCtx. Everything the loop needs from the enclosing
+ * function travels in env, a struct the enclosing function fills: values it computed (arrays, shapes, the
+ * partial-result buffer) and the current values of the variables the loop's code reads, which the chunk copies
+ * into variables of its own (so each thread has private parameters and temporaries, and mem2reg sees plain
+ * locals). Loops never write the enclosing function's variables, except through the reductions their callers
+ * combine explicitly.
+ *
+ * Use: cg_capture() the parent's values, cg_outline_begin() (the builder is then in the chunk, at its start),
+ * emit the chunk's loop with cg_outline_get() for the captured values and o->lo/o->hi/o->tid, then
+ * cg_outline_end(), which returns to the parent and emits the call of rt_parallel_for. */
+#include <stdio.h>
+#include <string.h>
+#include "cg.h"
+
+int cg_capture(CgOutline *o, LLVMValueRef v)
+{
+    o->vals[o->n] = v;
+    return o->n++;
+}
+
+typedef struct VarUse {
+    bool *used;
+} VarUse;
+
+static void mark_vars(IrNode **p, void *env)
+{
+    VarUse *u = env;
+    if ((*p)->kind == IR_VAR) u->used[(*p)->u.var.var->id] = true;
+    ir_each_child(*p, mark_vars, env);
+}
+
+static void mark_stmt_vars(IrNode *s, void *env)
+{
+    ir_each_child(s, mark_vars, env);
+    VarUse *u = env;
+    if (s->kind == IR_ASSIGN) u->used[s->u.assign.var->id] = true;
+    if (s->kind == IR_FOR_RANGE) u->used[s->u.for_range.var->id] = true;
+}
+
+void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock *block)
+{
+    IrFunc *f = cg->f;
+    /* the variables the loop's code mentions: their current values travel in env */
+    bool *used = rt_arena_alloc(f->arena, (size_t)f->nvars + 1);
+    VarUse u = {used};
+    for (int i = 0; i < nexprs; i++)
+        if (exprs[i]) mark_vars(&exprs[i], &u);
+    if (block) ir_each_stmt(block, mark_stmt_vars, &u);
+    o->var_cap = rt_arena_alloc(f->arena, sizeof(int) * (size_t)(f->nvars + 1));
+    for (int v = 0; v < f->nvars; v++) {
+        o->var_cap[v] = -1;
+        if (used[v] && f->vars[v]->type && o->n < CG_MAX_CAPTURES)
+            o->var_cap[v] = cg_capture(o, LLVMBuildLoad2(cg->b, cg_type(cg, f->vars[v]->type), cg->var_slots[v], ""));
+    }
+    for (int i = 0; i < o->n; i++) o->tys[i] = LLVMTypeOf(o->vals[i]);
+    o->env_ty = LLVMStructTypeInContext(cg->ctx, o->tys, (unsigned)o->n, 0);
+
+    /* leave the parent */
+    o->p_fn = cg->fn;
+    o->p_rtctx = cg->rtctx;
+    o->p_slots = cg->var_slots;
+    o->p_flags = cg->bound_flags;
+    o->p_entry = cg->entry_bb;
+    o->p_err = cg->err_bb;
+    o->p_block = LLVMGetInsertBlock(cg->b);
+    o->p_loop_depth = cg->loop_depth;
+
+    LLVMTypeRef params[5] = {cg->ptr, cg->ptr, cg->i64, cg->i64, cg->i32};
+    static int counter;
+    char name[96];
+    snprintf(name, sizeof name, "%s.chunk%d", f->symbol, ++counter);
+    o->child = LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->i32, params, 5, 0));
+    LLVMSetLinkage(o->child, LLVMInternalLinkage);
+    cg->fn = o->child;
+    cg->entry_bb = LLVMAppendBasicBlockInContext(cg->ctx, o->child, "entry");
+    cg->err_bb = LLVMAppendBasicBlockInContext(cg->ctx, o->child, "error");
+    LLVMPositionBuilderAtEnd(cg->b, cg->err_bb);
+    LLVMBuildRet(cg->b, LLVMConstInt(cg->i32, 1, 0));
+    LLVMPositionBuilderAtEnd(cg->b, cg->entry_bb);
+    cg->rtctx = LLVMGetParam(o->child, 0);
+    LLVMValueRef env = LLVMGetParam(o->child, 1);
+    o->lo = LLVMGetParam(o->child, 2);
+    o->hi = LLVMGetParam(o->child, 3);
+    o->tid = LLVMGetParam(o->child, 4);
+    cg->loop_depth = 0;
+    /* private variables, and the captured values loaded once */
+    cg->var_slots = rt_arena_alloc(f->arena, sizeof(LLVMValueRef) * (size_t)(f->nvars + 1));
+    cg->bound_flags = rt_arena_alloc(f->arena, sizeof(LLVMValueRef) * (size_t)(f->nvars + 1));
+    for (int v = 0; v < f->nvars; v++) {
+        if (f->vars[v]->type) cg->var_slots[v] = LLVMBuildAlloca(cg->b, cg_type(cg, f->vars[v]->type), f->vars[v]->name);
+        if (f->vars[v]->maybe_unbound) {
+            cg->bound_flags[v] = LLVMBuildAlloca(cg->b, cg->i1, "assigned");
+            LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, o->var_cap[v] >= 0, 0), cg->bound_flags[v]);
+        }
+    }
+    for (int i = 0; i < o->n; i++) {
+        LLVMValueRef p = LLVMBuildStructGEP2(cg->b, o->env_ty, env, (unsigned)i, "");
+        o->child_vals[i] = LLVMBuildLoad2(cg->b, o->tys[i], p, "");
+    }
+    for (int v = 0; v < f->nvars; v++)
+        if (o->var_cap[v] >= 0) LLVMBuildStore(cg->b, o->child_vals[o->var_cap[v]], cg->var_slots[v]);
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cg->ctx, o->child, "chunk");
+    LLVMBuildBr(cg->b, body);
+    LLVMPositionBuilderAtEnd(cg->b, body);
+}
+
+LLVMValueRef cg_outline_get(CgOutline *o, int idx)
+{
+    return o->child_vals[idx];
+}
+
+void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work)
+{
+    LLVMBuildRet(cg->b, LLVMConstInt(cg->i32, 0, 0));
+    cg->fn = o->p_fn;
+    cg->rtctx = o->p_rtctx;
+    cg->var_slots = o->p_slots;
+    cg->bound_flags = o->p_flags;
+    cg->entry_bb = o->p_entry;
+    cg->err_bb = o->p_err;
+    cg->loop_depth = o->p_loop_depth;
+    LLVMPositionBuilderAtEnd(cg->b, o->p_block);
+    LLVMValueRef env = cg_alloca(cg, o->env_ty, "env");
+    for (int i = 0; i < o->n; i++) LLVMBuildStore(cg->b, o->vals[i], LLVMBuildStructGEP2(cg->b, o->env_ty, env, (unsigned)i, ""));
+    LLVMTypeRef params[5] = {cg->ptr, cg->ptr, cg->ptr, cg->i64, cg->i64};
+    LLVMValueRef args[5] = {cg->rtctx, o->child, env, n, work};
+    LLVMValueRef status = cg_call_rt(cg, "rt_parallel_for", cg->i32, params, args, 5);
+    cg_check_status(cg, status);
+}
+
+/* A rough count of the operations in an expression: the work of one element, for the fork threshold. */
+static void count_nodes(IrNode **p, void *env)
+{
+    (*(int64_t *)env)++;
+    ir_each_child(*p, count_nodes, env);
+}
+
+int64_t cg_cost(IrNode *n)
+{
+    int64_t c = 0;
+    if (n) count_nodes(&n, &c);
+    return c < 1 ? 1 : c;
+}

@@ -1,0 +1,193 @@
+"""The openmp backend: the same results as cpu (exactly for integers, within rounding for floats) with the
+outermost data-parallel loops and lk.prange loops run on a team of threads; thread count control; Python
+threads; errors raised inside a parallel loop; fork safety."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+
+N = 300_000  # above the fork threshold
+RNG = np.random.default_rng(7)
+A = RNG.random(N)
+B = RNG.random(N)
+M = RNG.random((600, 500))
+I = RNG.integers(-1000, 1000, N)
+
+
+def both(f, *args):
+    return lk.jit(f, backend="cpu")(*args), lk.jit(f, backend="openmp")(*args)
+
+
+def fused(a, b):
+    return np.sqrt(a * a + b * b) * np.exp(-a)
+
+
+def reductions(a, i):
+    return a.sum(), np.max(a), np.min(a), (a * 2).prod() > 0, i.sum(), i.max(), np.mean(a)
+
+
+def two_d(m):
+    return m * 2 + 1, m.sum(), np.array([[x * 2 for x in row] for row in m])
+
+
+def imaps(n):
+    return lk.imap(lambda i: i * i, n), np.arange(n) * 3
+
+
+def prange_reductions(a, i):
+    s = 0.0
+    p = 1.0
+    hi = -1e300
+    lo = 1e300
+    n = 0
+    for k in lk.prange(len(a)):
+        x = a[k]
+        s += x
+        p *= 1.0 + x * 1e-7
+        hi = max(hi, x)
+        lo = min(lo, x)
+        n += i[k]
+    return s, p, hi, lo, n, k
+
+
+def prange_writes(out, a):
+    for k in lk.prange(len(a)):
+        out[k] = a[k] * a[k] + k
+    return out
+
+
+def test_maps_match_cpu():
+    c, o = both(fused, A, B)
+    np.testing.assert_array_equal(c, o)  # elementwise: no regrouping, so equal
+
+
+def test_reductions_match_cpu():
+    c, o = both(reductions, A, I)
+    for x, y in zip(c, o):
+        assert x == pytest.approx(y, rel=1e-12)
+    assert c[4] == o[4] and c[5] == o[5]  # integers: exact
+
+
+def test_two_d_and_comprehensions_match_cpu():
+    for x, y in zip(*both(two_d, M)):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+
+
+def test_imaps_match_cpu():
+    for x, y in zip(*both(imaps, N)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_prange_reductions_match_sequential_python():
+    c, o = both(prange_reductions, A, I)
+    ref = prange_reductions(A, I)
+    for x, y in zip(ref, o):
+        assert y == pytest.approx(x, rel=1e-9)
+    assert o[4] == ref[4] and o[5] == ref[5] == N - 1
+
+
+def test_prange_writes_arrays():
+    out = lk.jit(prange_writes, backend="openmp")(np.zeros(N), A)
+    np.testing.assert_allclose(out, A * A + np.arange(N), rtol=1e-15)
+
+
+def test_prange_with_break_is_a_compile_error():
+    def f(a):
+        for k in lk.prange(len(a)):
+            if a[k] > 0.5:
+                break
+        return 0
+
+    with pytest.raises(lk.CompileError, match="break and return are not allowed in a prange loop"):
+        lk.jit(f, backend="openmp")(A)
+
+
+def test_prange_private_variable_used_after_the_loop_is_a_compile_error():
+    def f(a):
+        last = 0.0
+        for k in lk.prange(len(a)):
+            last = a[k]
+        return last
+
+    with pytest.raises(lk.CompileError, match="variable 'last' is assigned in a prange loop"):
+        lk.jit(f, backend="openmp")(A)
+
+
+def test_index_error_inside_a_parallel_loop():
+    def f(a):
+        s = 0.0
+        for k in lk.prange(len(a) + 1):
+            s += a[k]
+        return s
+
+    with pytest.raises(IndexError, match=f"index {N} is out of bounds"):
+        lk.jit(f, backend="openmp")(A)
+
+
+def test_small_loops_below_the_threshold_give_the_same_results():
+    c, o = both(reductions, A[:100], I[:100])
+    for x, y in zip(c, o):
+        assert x == pytest.approx(y, rel=1e-12)
+
+
+def test_thread_count_can_be_set():
+    before = lk.get_num_threads()
+    try:
+        lk.set_num_threads(1)
+        assert lk.get_num_threads() == 1
+        one = lk.jit(reductions, backend="openmp")(A, I)
+        lk.set_num_threads(2)
+        two = lk.jit(reductions, backend="openmp")(A, I)
+        assert one[4] == two[4]
+        assert one[0] == pytest.approx(two[0], rel=1e-12)
+    finally:
+        lk.set_num_threads(before)
+    with pytest.raises(ValueError):
+        lk.set_num_threads(0)
+
+
+def test_per_call_backend_argument():
+    f = lk.jit(fused, backend="cpu")
+    np.testing.assert_array_equal(f(A, B, _backend="openmp"), f(A, B))
+    np.testing.assert_allclose(f(A, B, _backend="openmp"), fused(A, B), rtol=1e-14)
+
+
+def test_python_threads_calling_at_once_get_correct_results():
+    f = lk.jit(prange_reductions, backend="openmp")
+    expected = f(A, I)
+    results, errors = [], []
+
+    def worker():
+        try:
+            for _ in range(10):
+                results.append(f(A, I))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 40
+    for r in results:
+        assert r[4] == expected[4]
+        assert r[0] == pytest.approx(expected[0], rel=1e-12)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_parallel_code():
+    f = lk.jit(reductions, backend="openmp")
+    expected = f(A, I)[4]
+    pid = os.fork()
+    if pid == 0:  # the child: one thread now, the same answer, no hang
+        try:
+            os._exit(0 if f(A, I)[4] == expected else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
