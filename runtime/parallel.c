@@ -78,6 +78,11 @@ void rt_set_parallel_threshold(int64_t work)
     atomic_store(&threshold, work < 0 ? 0 : work);
 }
 
+int64_t rt_get_parallel_threshold(void)
+{
+    return atomic_load(&threshold);
+}
+
 const char *rt_parallel_unavailable(void)
 {
     pthread_once(&load_once, load_gomp);

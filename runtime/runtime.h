@@ -116,6 +116,7 @@ int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t wor
 int rt_get_num_threads(void);
 void rt_set_num_threads(int n);
 void rt_set_parallel_threshold(int64_t work);
+int64_t rt_get_parallel_threshold(void);
 const char *rt_parallel_unavailable(void); /* NULL, or why loops run on one thread */
 
 /* Every runtime entry point that compiled code may call, by name, for the JIT's symbol table. */

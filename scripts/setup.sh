@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lorikeet needs on a fresh Debian/Ubuntu machine, and nothing that is already there:
 # LLVM 16 headers and library, Python headers, a C compiler (apt-get, when root), and a local .venv
-# with numpy and pytest (numba too when LK_WITH_NUMBA=1, for the benchmarks' comparisons).
+# with numpy and pytest (numba, scipy and matplotlib too when LK_WITH_NUMBA=1, for the benchmarks).
 # It is idempotent: a second run does no work and touches nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,7 @@ need_pkgs=()
 [ -f /usr/include/llvm-c-16/llvm-c/Core.h ] || need_pkgs+=(llvm-16-dev)
 command -v cc >/dev/null 2>&1 || need_pkgs+=(gcc)
 command -v make >/dev/null 2>&1 || need_pkgs+=(make)
+ldconfig -p 2>/dev/null | grep -q 'libgomp.so.1 ' || need_pkgs+=(libgomp1)   # the openmp backend's runtime
 PY=${PYTHON:-python3}
 pyinc=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 [ -f "$pyinc/Python.h" ] || need_pkgs+=(python3-dev)
@@ -32,7 +33,7 @@ if [ ! -x .venv/bin/python ]; then
   $PY -m venv .venv
 fi
 want="numpy pytest"
-[ "${LK_WITH_NUMBA:-0}" = 1 ] && want="$want numba matplotlib"
+[ "${LK_WITH_NUMBA:-0}" = 1 ] && want="$want numba matplotlib scipy"   # scipy: numba's np.dot needs it
 missing=()
 for p in $want; do .venv/bin/python -c "import $p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

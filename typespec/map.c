@@ -103,15 +103,36 @@ IrNode *ts_dim(Ts *ts, IrPos pos, IrNode *arr, int axis)
 
 /* Dimension `axis` of x's shape without computing x: for a map, the broadcast of its inputs (which become
  * variables, evaluated once); for an index map, its dims; otherwise x is kept in a variable. *x may change. */
+/* The array leaves of a tree of maps, each made a variable (in place), so a shape can be computed from them
+ * while the maps stay expressions (to be fused). */
+static int map_leaves(Ts *ts, IrNode *m, IrNode **leaves, int n, int cap)
+{
+    for (int i = 0; i < m->u.map.ninputs && n < cap; i++) {
+        IrNode *in = m->u.map.inputs[i];
+        if (in->kind == IR_MAP && !in->u.map.out) {
+            n = map_leaves(ts, in, leaves, n, cap);
+        } else if (in->type->kind == IR_TY_ARRAY) {
+            m->u.map.inputs[i] = ts_reuse(ts, in);
+            leaves[n++] = m->u.map.inputs[i];
+        }
+    }
+    return n;
+}
+
 IrNode *ts_shape_dim(Ts *ts, IrPos pos, IrNode **x, int axis)
 {
     IrNode *n = *x;
     if (n->kind == IR_MAP && !n->u.map.out && ts->cond_depth == 0) {
-        for (int i = 0; i < n->u.map.ninputs; i++) n->u.map.inputs[i] = ts_reuse(ts, n->u.map.inputs[i]);
+        IrNode **leaves = ir_nodes(ts->a, 64);
+        int nl = map_leaves(ts, n, leaves, 0, 64);
+        if (nl >= 64) { /* too many leaves to list: compute the array */
+            *x = ts_reuse(ts, n);
+            return ts_dim(ts, pos, *x, axis);
+        }
         IrNode *d = ir_node(ts->a, IR_BCAST_SHAPE, pos);
         d->type = ir_type_scalar(IR_DT_INT64);
-        d->u.bcast_shape.args = n->u.map.inputs;
-        d->u.bcast_shape.n = n->u.map.ninputs;
+        d->u.bcast_shape.args = leaves;
+        d->u.bcast_shape.n = nl;
         d->u.bcast_shape.axis = axis;
         d->u.bcast_shape.ndim = n->type->ndim;
         return d;

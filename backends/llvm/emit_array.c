@@ -761,6 +761,12 @@ static void run_map_on_team(Cg *cg, MapIn *m, bool out_is_c)
     MapCaps c;
     capture_map(&o, m, &c);
     LLVMValueRef work = map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
+    LLVMBasicBlockRef par = cg_new_bb(cg, "map_team"), seq = cg_new_bb(cg, "map_alone"), joined = cg_new_bb(cg, "map_joined");
+    LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work), par, seq);
+    LLVMPositionBuilderAtEnd(cg->b, seq);
+    run_map(cg, m, out_is_c, false);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, par);
     IrNode *exprs[1] = {m->map->u.map.body};
     cg_outline_begin(cg, &o, exprs, 1, NULL);
     cg->par_depth++;
@@ -769,6 +775,8 @@ static void run_map_on_team(Cg *cg, MapIn *m, bool out_is_c)
     run_map_chunk(cg, &mine, out_is_c, o.lo, o.hi, false);
     cg->par_depth--;
     cg_outline_end(cg, &o, rows, work);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, joined);
 }
 
 /* A reduction of everything on the team: each thread reduces its rows into its slot of partials, and the
@@ -777,6 +785,14 @@ static LLVMValueRef reduce_on_team(Cg *cg, MapIn *m, IrDtype dt)
 {
     LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt));
     LLVMTypeRef pt = LLVMArrayType(et, RT_MAX_THREADS);
+    LLVMValueRef work0 = map_work(cg, m, m->map->u.map.body);
+    LLVMBasicBlockRef par = cg_new_bb(cg, "reduce_team"), seq = cg_new_bb(cg, "reduce_alone"), joined = cg_new_bb(cg, "reduce_joined");
+    LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work0), par, seq);
+    LLVMPositionBuilderAtEnd(cg->b, seq);
+    LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), m->acc);
+    run_map(cg, m, true, true);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, par);
     LLVMValueRef partials = cg_alloca(cg, pt, "partials");
     LLVMValueRef ident = red_identity(cg, m->red_op, dt);
     for (int t = 0; t < RT_MAX_THREADS; t++) {
@@ -805,7 +821,10 @@ static LLVMValueRef reduce_on_team(Cg *cg, MapIn *m, IrDtype dt)
         LLVMValueRef i2[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
         acc = red_combine(cg, m->red_op, dt, acc, LLVMBuildLoad2(cg->b, et, LLVMBuildGEP2(cg->b, pt, partials, i2, 2, ""), ""));
     }
-    return acc;
+    LLVMBuildStore(cg->b, acc, m->acc);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, joined);
+    return LLVMBuildLoad2(cg->b, et, m->acc, "");
 }
 
 LLVMValueRef cg_map(Cg *cg, const IrNode *n)
@@ -864,6 +883,12 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
     LLVMValueRef total = cg_i64(cg, 1);
     for (int d = 0; d < nd; d++) total = LLVMBuildMul(cg->b, total, dims[d], "");
     LLVMValueRef work = LLVMBuildMul(cg->b, total, cg_i64(cg, cg_cost(n->u.imap.body)), ""), rows = dims[0];
+    LLVMBasicBlockRef par = cg_new_bb(cg, "imap_team"), seq = cg_new_bb(cg, "imap_alone"), joined = cg_new_bb(cg, "imap_joined");
+    LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work), par, seq);
+    LLVMPositionBuilderAtEnd(cg->b, seq);
+    cg_loop_nest(cg, nd, dims, imap_body, &env, false);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, par);
     IrNode *exprs[1] = {n->u.imap.body};
     cg_outline_begin(cg, &o, exprs, 1, NULL);
     cg->par_depth++;
@@ -873,6 +898,8 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
     cg_loop_nest_from(cg, nd, cd, o.lo, o.hi, imap_body, &mine, false);
     cg->par_depth--;
     cg_outline_end(cg, &o, rows, work);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, joined);
     return env.out;
 }
 

@@ -343,6 +343,7 @@ static LLVMValueRef prange_combine(Cg *cg, IrBinOp op, const IrType *t, LLVMValu
 }
 
 static bool push_loop(Cg *cg, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont, IrPos pos);
+static void cg_for_range_seq(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
 
 /* for i in lk.prange(...): the iterations are split among the team; each thread has private variables; the
  * reduction variables start at their identity in each thread and the partial results are combined in thread
@@ -406,6 +407,13 @@ static void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef 
     int64_t cost = 1;
     for (int i = 0; i < body->n; i++) cost += cg_cost(body->stmts[i]);
     LLVMValueRef work = LLVMBuildMul(cg->b, n, cg_i64(cg, cost), "");
+    /* too little work for the team: the plain loop, in place */
+    LLVMBasicBlockRef par = cg_new_bb(cg, "prange_team"), seq = cg_new_bb(cg, "prange_alone"), joined = cg_new_bb(cg, "prange_joined");
+    LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work), par, seq);
+    LLVMPositionBuilderAtEnd(cg->b, seq);
+    cg_for_range_seq(cg, s, start, stop, step);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, par);
     cg_outline_begin(cg, &o, NULL, 0, body);
     cg->par_depth++;
     for (int i = 0; i < nred; i++) LLVMBuildStore(cg->b, prange_identity(cg, scan.vars[reds[i]->id].op, reds[i]->type), cg->var_slots[reds[i]->id]);
@@ -457,6 +465,8 @@ static void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef 
         LLVMValueRef flag = cg->bound_flags[s->u.for_range.var->id];
         LLVMBuildStore(cg->b, LLVMBuildOr(cg->b, LLVMBuildLoad2(cg->b, cg->i1, flag, ""), ran, ""), flag);
     }
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, joined);
 }
 
 /* for v in range(start, stop, step): a hidden counter runs; v takes its value at the top of each iteration
@@ -482,6 +492,16 @@ static void cg_for_range(Cg *cg, const IrNode *s)
         cg_prange(cg, s, start, stop, step);
         return;
     }
+    cg_for_range_seq(cg, s, start, stop, step);
+}
+
+static void cg_for_range_seq(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step)
+{
+    const IrType *t = s->u.for_range.var->type;
+    LLVMTypeRef lt = cg_type(cg, t);
+    const IrNode *step_node = s->u.for_range.step;
+    bool step_const = step_node->kind == IR_CONST;
+    int64_t step_value = step_const ? step_node->u.konst.i : 0;
     LLVMValueRef counter = cg_alloca(cg, lt, "range_i");
     LLVMBuildStore(cg->b, start, counter);
     LLVMBasicBlockRef head = cg_new_bb(cg, "for_cond"), body = cg_new_bb(cg, "for_body"), latch = cg_new_bb(cg, "for_next"),

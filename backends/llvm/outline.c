@@ -131,6 +131,14 @@ void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work)
     cg_check_status(cg, status);
 }
 
+/* work >= the team threshold, asked of the runtime at run time (it can be changed with
+ * lk.set_parallel_threshold and is fixed per loop at its start). */
+LLVMValueRef cg_worth_a_team(Cg *cg, LLVMValueRef work)
+{
+    LLVMValueRef thr = cg_call_rt(cg, "rt_get_parallel_threshold", cg->i64, NULL, NULL, 0);
+    return LLVMBuildICmp(cg->b, LLVMIntSGE, work, thr, "");
+}
+
 /* A rough count of the operations in an expression: the work of one element, for the fork threshold. */
 static void count_nodes(IrNode **p, void *env)
 {
