@@ -159,3 +159,33 @@ void rt_gemm_f32(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t
     free(ap);
     free(bp);
 }
+
+/* ---- the openmp backend: blocks of rows of C on the team ---- */
+
+typedef struct GemmJob {
+    const char *A, *B;
+    int64_t sa0, sa1, sb0, sb1, m, n, k;
+    void *C;
+    int is_f32;
+} GemmJob;
+
+/* Rows [lo*MC, hi*MC) of C: a whole product of its own (each thread packs its own panels). */
+static int gemm_rows(RtCtx *ctx, void *data, int64_t lo, int64_t hi, int tid)
+{
+    GemmJob *j = data;
+    int64_t r0 = lo * MC, r1 = hi * MC < j->m ? hi * MC : j->m;
+    if (r0 >= r1) return 0;
+    if (j->is_f32)
+        rt_gemm_f32(j->A + r0 * j->sa0, j->sa0, j->sa1, j->B, j->sb0, j->sb1, (float *)j->C + r0 * j->n, r1 - r0, j->n, j->k);
+    else
+        rt_gemm_f64(j->A + r0 * j->sa0, j->sa0, j->sa1, j->B, j->sb0, j->sb1, (double *)j->C + r0 * j->n, r1 - r0, j->n, j->k);
+    return 0;
+}
+
+int rt_gemm_parallel(RtCtx *ctx, int is_f32, const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0,
+                     int64_t sb1, void *C, int64_t m, int64_t n, int64_t k)
+{
+    GemmJob job = {A, B, sa0, sa1, sb0, sb1, m, n, k, C, is_f32};
+    int64_t blocks = (m + MC - 1) / MC;
+    return rt_parallel_for(ctx, gemm_rows, &job, blocks, 2 * m * n * k);
+}

@@ -89,6 +89,10 @@ void rt_gemm_f64(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t
 void rt_gemm_f32(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0, int64_t sb1, float *C,
                  int64_t m, int64_t n, int64_t k);
 
+/* The same on the openmp backend's team, blocks of rows of C a thread. */
+int rt_gemm_parallel(RtCtx *ctx, int is_f32, const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0,
+                     int64_t sb1, void *C, int64_t m, int64_t n, int64_t k);
+
 /* Messages for rt_raise_value, by code. */
 enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
        RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT, RT_VAL_MASK_SHAPE };

@@ -13,6 +13,15 @@ static LLVMValueRef matmul(Cg *cg, const IrNode *n)
     LLVMValueRef dims[2] = {m, nn};
     IrDtype dt = n->type->dtype;
     LLVMValueRef c = cg_new_array(cg, dt, 2, dims, n->pos);
+    if (cg->parallel && cg->par_depth == 0) {
+        /* openmp: blocks of rows of C on the team */
+        LLVMTypeRef params[12] = {cg->ptr, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
+        LLVMValueRef args[12] = {cg->rtctx, LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32, 0), cg_array_data(cg, a),
+                                 cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1), cg_array_data(cg, b),
+                                 cg_array_stride(cg, b, 0), cg_array_stride(cg, b, 1), cg_array_data(cg, c), m, nn, k};
+        cg_check_status(cg, cg_call_rt(cg, "rt_gemm_parallel", cg->i32, params, args, 12));
+        return c;
+    }
     LLVMTypeRef params[10] = {cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
     LLVMValueRef args[10] = {cg_array_data(cg, a), cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1),
                              cg_array_data(cg, b), cg_array_stride(cg, b, 0), cg_array_stride(cg, b, 1),
