@@ -47,7 +47,8 @@ demo: setup
 	$(MAKE) all
 	PYTHONPATH=pyshim $(PYTHON) examples/demo.py
 
-# The suite runs on the cpu backend, then the backend-agnostic tests again on openmp.
+# The suite runs on the cpu backend, then the backend-agnostic tests again on openmp, with every parallel loop
+# on the team however small (threshold 0), so the parallel code runs on the suite's small inputs too.
 OPENMP_TESTS := tests/test_language.py tests/test_arrays.py tests/test_numpy_library.py tests/test_operators.py \
                 tests/test_fusion.py tests/test_linalg.py tests/test_openmp.py
 
@@ -55,7 +56,7 @@ test: setup
 	$(MAKE) all
 	$(MAKE) check-layers
 	PYTHONPATH=pyshim $(PYTHON) -m pytest -q tests
-	LORIKEET_BACKEND=openmp PYTHONPATH=pyshim $(PYTHON) -m pytest -q $(OPENMP_TESTS)
+	LORIKEET_BACKEND=openmp LORIKEET_PARALLEL_THRESHOLD=0 PYTHONPATH=pyshim $(PYTHON) -m pytest -q $(OPENMP_TESTS)
 
 bench: 
 	LK_WITH_NUMBA=1 bash scripts/setup.sh

@@ -21,11 +21,13 @@ typedef void (*GompParallel)(void (*fn)(void *), void *data, unsigned num_thread
 typedef int (*OmpGetInt)(void);
 
 static GompParallel gomp_parallel;
-static OmpGetInt omp_thread_num;
+static OmpGetInt omp_thread_num, omp_num_threads;
+static _Thread_local int in_team; /* this thread is running a chunk: a loop it reaches runs on it alone */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[256];
 static _Atomic int num_threads;       /* 0: not decided yet */
-static _Atomic int64_t threshold = 20000; /* work (elements x cost) below which a loop stays on one thread */
+static _Atomic int64_t threshold = 300000; /* work (elements x cost, see backends/llvm/outline.c) below which a
+                                              * loop stays on one thread: the measured break-even */
 static _Atomic int forked;
 
 static void after_fork_child(void)
@@ -35,6 +37,8 @@ static void after_fork_child(void)
 
 static void load_gomp(void)
 {
+    const char *thr = getenv("LORIKEET_PARALLEL_THRESHOLD");
+    if (thr && *thr) atomic_store(&threshold, atoll(thr));
     void *h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(load_error, sizeof load_error, "libgomp.so.1 could not be loaded: %s", dlerror());
@@ -42,7 +46,8 @@ static void load_gomp(void)
     }
     gomp_parallel = (GompParallel)dlsym(h, "GOMP_parallel");
     omp_thread_num = (OmpGetInt)dlsym(h, "omp_get_thread_num");
-    if (!gomp_parallel || !omp_thread_num) {
+    omp_num_threads = (OmpGetInt)dlsym(h, "omp_get_num_threads");
+    if (!gomp_parallel || !omp_thread_num || !omp_num_threads) {
         gomp_parallel = NULL;
         snprintf(load_error, sizeof load_error, "libgomp.so.1 lacks GOMP_parallel");
     }
@@ -80,6 +85,7 @@ void rt_set_parallel_threshold(int64_t work)
 
 int64_t rt_get_parallel_threshold(void)
 {
+    pthread_once(&load_once, load_gomp); /* reads $LORIKEET_PARALLEL_THRESHOLD once */
     return atomic_load(&threshold);
 }
 
@@ -98,22 +104,28 @@ typedef struct Team {
     int *status;
 } Team;
 
+/* Each member runs the chunks c = tid, tid + size, ... of the nthreads planned: all of them even when the
+ * runtime gave a smaller team than asked for. */
 static void run_member(void *arg)
 {
     Team *t = arg;
-    int tid = omp_thread_num();
-    if (tid >= t->nthreads) return;
+    int tid = omp_thread_num(), size = omp_num_threads();
+    if (size < 1) size = 1;
+    in_team = 1;
     int64_t per = t->n / t->nthreads, extra = t->n % t->nthreads;
-    int64_t lo = tid * per + (tid < extra ? tid : extra);
-    int64_t hi = lo + per + (tid < extra ? 1 : 0);
-    t->status[tid] = lo < hi ? t->fn(&t->ctxs[tid], t->data, lo, hi, tid) : 0;
+    for (int c = tid; c < t->nthreads; c += size) {
+        int64_t lo = c * per + (c < extra ? c : extra);
+        int64_t hi = lo + per + (c < extra ? 1 : 0);
+        t->status[c] = lo < hi ? t->fn(&t->ctxs[c], t->data, lo, hi, c) : 0;
+    }
+    in_team = 0;
 }
 
 int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work)
 {
     int nthreads = rt_get_num_threads();
     if (n < nthreads) nthreads = (int)(n > 0 ? n : 1);
-    if (nthreads <= 1 || work < atomic_load(&threshold) || atomic_load(&forked) || rt_parallel_unavailable())
+    if (nthreads <= 1 || in_team || work < atomic_load(&threshold) || atomic_load(&forked) || rt_parallel_unavailable())
         return fn(ctx, data, 0, n, 0);
     RtCtx ctxs[RT_MAX_THREADS];
     int status[RT_MAX_THREADS];

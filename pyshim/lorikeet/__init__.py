@@ -40,6 +40,12 @@ def get_num_threads():
     return _lorikeet.get_num_threads()
 
 
+def set_parallel_threshold(work):
+    """The openmp backend runs a loop on the team only when its work (elements times a rough cost of the
+    body) reaches this (default 300000, about the break-even measured on a 2-core x86 machine)."""
+    _lorikeet.set_parallel_threshold(int(work))
+
+
 def get_backend():
     return _default_backend
 
