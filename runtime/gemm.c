@@ -5,6 +5,9 @@
  * (AVX-512, AVX2+FMA, portable); the best one the CPU supports is picked at run time. Any strides (views,
  * transposes) are accepted: packing reads them once.
  *
+ * The kernels use __builtin_memcpy/__builtin_memset: with _FORTIFY_SOURCE (Ubuntu's default) the libc
+ * wrappers are always_inline functions that cannot inline into code built for another target.
+ *
  * It never fails: packing buffers come from the stack-like scratch below or malloc, and if malloc fails it
  * falls back to the unpacked loop. */
 #include <stdlib.h>
@@ -25,7 +28,7 @@
                                     int64_t ldc, int mr, int nr)                                              \
     {                                                                                                         \
         NAME##_vec acc[MR][NV];                                                                               \
-        memset(acc, 0, sizeof acc);                                                                           \
+        __builtin_memset(acc, 0, sizeof acc);                                                                           \
         for (int p = 0; p < kc; p++) {                                                                        \
             NAME##_vec bv[NV];                                                                                \
             for (int v = 0; v < NV; v++) bv[v] = *(const NAME##_vec *)(b + (int64_t)p * NAME##_NR + v * VL);  \
@@ -39,14 +42,14 @@
             for (int i = 0; i < MR; i++)                                                                      \
                 for (int v = 0; v < NV; v++) {                                                                \
                     NAME##_vec cur;                                                                           \
-                    memcpy(&cur, c + i * ldc + v * VL, sizeof cur);                                           \
+                    __builtin_memcpy(&cur, c + i * ldc + v * VL, sizeof cur);                                           \
                     cur += acc[i][v];                                                                         \
-                    memcpy(c + i * ldc + v * VL, &cur, sizeof cur);                                           \
+                    __builtin_memcpy(c + i * ldc + v * VL, &cur, sizeof cur);                                           \
                 }                                                                                             \
             return;                                                                                           \
         }                                                                                                     \
         T tile[MR][NAME##_NR];                                                                                \
-        memcpy(tile, acc, sizeof tile);                                                                       \
+        __builtin_memcpy(tile, acc, sizeof tile);                                                                       \
         for (int i = 0; i < mr; i++)                                                                          \
             for (int j = 0; j < nr; j++) c[i * ldc + j] += tile[i][j];                                        \
     }                                                                                                         \
