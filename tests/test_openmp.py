@@ -191,3 +191,15 @@ def test_a_forked_child_runs_parallel_code():
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def axis_work(m):
+    return (m.sum(axis=1), np.argmax(m, axis=1), np.cumsum(m, axis=1), lk.reduce(lambda x, y: x + y, m, axis=1),
+            m.max(axis=0), np.cumsum(m, axis=0))
+
+
+def test_axis_reductions_and_scans_match_cpu():
+    c, o = both(axis_work, M)
+    for x, y in zip(c, o):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+        assert x.dtype == y.dtype and x.shape == y.shape

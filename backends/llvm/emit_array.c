@@ -698,7 +698,7 @@ static bool on_team(Cg *cg)
 
 /* The MapIn's values moved into the chunk: capture them in the parent, read them back in the child. */
 typedef struct MapCaps {
-    int vals[16], bstrides[16][MAX_DIMS], dims[MAX_DIMS], out, flat_ok, acc_ident;
+    int vals[16], bstrides[16][MAX_DIMS], dims[MAX_DIMS], out, flat_ok, best;
 } MapCaps;
 
 static void capture_map(CgOutline *o, MapIn *m, MapCaps *c)
@@ -710,6 +710,7 @@ static void capture_map(CgOutline *o, MapIn *m, MapCaps *c)
     }
     for (int d = 0; d < m->ndim; d++) c->dims[d] = cg_capture(o, m->dims[d]);
     c->out = m->out ? cg_capture(o, m->out) : -1;
+    c->best = m->best ? cg_capture(o, m->best) : -1;
     c->flat_ok = cg_capture(o, m->flat_ok);
 }
 
@@ -722,6 +723,7 @@ static void restore_map(CgOutline *o, MapIn *m, const MapCaps *c)
     }
     for (int d = 0; d < m->ndim; d++) m->dims[d] = cg_outline_get(o, c->dims[d]);
     if (c->out >= 0) m->out = cg_outline_get(o, c->out);
+    if (c->best >= 0) m->best = cg_outline_get(o, c->best);
     m->flat_ok = cg_outline_get(o, c->flat_ok);
 }
 
@@ -1034,7 +1036,9 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         fill_array(cg, m.out, n->type, odims, o, zero);
         m.sink = SINK_ARG_AXIS;
         m.red_axis = axis;
-        run_map(cg, &m, false, false);
+        /* along an axis other than the first, each row of the output is one thread's alone */
+        if (on_team(cg) && axis != 0) run_map_on_team(cg, &m, false);
+        else run_map(cg, &m, false, false);
         return m.out;
     }
     if (op == IR_RED_FUNC && n->u.reduce.combine.init) {
@@ -1049,7 +1053,8 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     }
     m.sink = SINK_REDUCE_AXIS;
     m.red_axis = axis;
-    run_map(cg, &m, false, false);
+    if (on_team(cg) && axis != 0) run_map_on_team(cg, &m, false);
+    else run_map(cg, &m, false, false);
     return m.out;
 }
 
@@ -1080,6 +1085,8 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
     m.out = cg_new_array(cg, n->type->dtype, m.ndim, m.dims, n->pos);
     m.sink = SINK_SCAN_AXIS;
     m.red_axis = n->u.scan.axis;
-    cg_loop_nest(cg, m.ndim, m.dims, nd_body, &m, false);
+    m.flat_ok_static = false;
+    if (on_team(cg) && m.red_axis != 0) run_map_on_team(cg, &m, false);
+    else cg_loop_nest(cg, m.ndim, m.dims, nd_body, &m, false);
     return m.out;
 }
