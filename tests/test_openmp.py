@@ -203,3 +203,24 @@ def test_axis_reductions_and_scans_match_cpu():
     for x, y in zip(c, o):
         np.testing.assert_allclose(x, y, rtol=1e-12)
         assert x.dtype == y.dtype and x.shape == y.shape
+
+
+def special_reductions(a, i):
+    return (np.argmax(a), np.argmin(i), lk.reduce(lambda x, y: x + y, i), lk.reduce(lambda x, y: max(x, y), a, init=0.25),
+            np.argmax(np.where(a > 0.5, a, np.nan)))
+
+
+def test_argmin_argmax_and_user_reductions_match_cpu():
+    c, o = both(special_reductions, A, I)
+    ref = (np.argmax(A), np.argmin(I), int(I.sum()), max(0.25, A.max()), int(np.argmax(np.where(A > 0.5, A, np.nan))))
+    assert c == o
+    assert o[0] == ref[0] and o[1] == ref[1] and o[2] == ref[2] and o[4] == ref[4]
+    assert o[3] == pytest.approx(ref[3])
+
+
+def test_user_reduction_of_nothing_raises_on_the_team():
+    def f(a):
+        return lk.reduce(lambda x, y: x + y, a)
+
+    with pytest.raises(ValueError):
+        lk.jit(f, backend="openmp")(np.zeros(0))

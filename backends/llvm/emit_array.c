@@ -829,6 +829,136 @@ static LLVMValueRef reduce_on_team(Cg *cg, MapIn *m, IrDtype dt)
     return LLVMBuildLoad2(cg->b, et, m->acc, "");
 }
 
+/* A loop t = 0 .. RT_MAX_THREADS-1 in the enclosing function (over partial results), calling body(&t). */
+static void over_partials(Cg *cg, CgLoopBody body, void *env)
+{
+    LLVMValueRef dims[1] = {cg_i64(cg, RT_MAX_THREADS)};
+    cg_loop_nest(cg, 1, dims, body, env, false);
+}
+
+typedef struct Partials {
+    MapIn *m;
+    IrDtype dt;
+    LLVMTypeRef vt;                   /* the accumulated value's type */
+    LLVMValueRef values, flags, idx;  /* [RT_MAX_THREADS] arrays in the enclosing function */
+    LLVMValueRef acc, have, best_idx; /* the combination, as allocas */
+    bool init_mode;
+} Partials;
+
+static LLVMValueRef slot(Cg *cg, LLVMTypeRef et, LLVMValueRef arr, LLVMValueRef t)
+{
+    LLVMValueRef idx[2] = {cg_i64(cg, 0), t};
+    return LLVMBuildGEP2(cg->b, LLVMArrayType(et, RT_MAX_THREADS), arr, idx, 2, "");
+}
+
+static void init_partial(Cg *cg, LLVMValueRef *t, void *env)
+{
+    Partials *p = env;
+    LLVMBuildStore(cg->b, LLVMConstNull(p->vt), slot(cg, p->vt, p->values, t[0]));
+    if (p->flags) LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), slot(cg, cg->i1, p->flags, t[0]));
+    if (p->idx) LLVMBuildStore(cg->b, cg_i64(cg, 0), slot(cg, cg->i64, p->idx, t[0]));
+}
+
+/* the user's combine over the threads' partials, in thread order, skipping threads that saw nothing */
+static void combine_func_partial(Cg *cg, LLVMValueRef *t, void *env)
+{
+    Partials *p = env;
+    LLVMValueRef started = LLVMBuildLoad2(cg->b, cg->i1, slot(cg, cg->i1, p->flags, t[0]), "");
+    LLVMBasicBlockRef use = cg_new_bb(cg, "partial"), comb = cg_new_bb(cg, "partial_combine"), first = cg_new_bb(cg, "partial_first"),
+                      next = cg_new_bb(cg, "partial_next");
+    LLVMBuildCondBr(cg->b, started, use, next);
+    LLVMPositionBuilderAtEnd(cg->b, use);
+    LLVMValueRef v = LLVMBuildLoad2(cg->b, p->vt, slot(cg, p->vt, p->values, t[0]), "");
+    LLVMBuildCondBr(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p->have, ""), comb, first);
+    LLVMPositionBuilderAtEnd(cg->b, comb);
+    LLVMBuildStore(cg->b, apply_combine(cg, p->m->combine, LLVMBuildLoad2(cg->b, p->vt, p->acc, ""), v), p->acc);
+    LLVMBuildBr(cg->b, next);
+    LLVMPositionBuilderAtEnd(cg->b, first);
+    LLVMBuildStore(cg->b, v, p->acc);
+    LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 1, 0), p->have);
+    LLVMBuildBr(cg->b, next);
+    LLVMPositionBuilderAtEnd(cg->b, next);
+}
+
+/* argmin/argmax over the threads' (value, index) partials: a later thread wins only if strictly better */
+static void combine_arg_partial(Cg *cg, LLVMValueRef *t, void *env)
+{
+    Partials *p = env;
+    LLVMValueRef v = LLVMBuildLoad2(cg->b, p->vt, slot(cg, p->vt, p->values, t[0]), "");
+    LLVMValueRef i = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->idx, t[0]), "");
+    LLVMValueRef started = LLVMBuildLoad2(cg->b, cg->i1, slot(cg, cg->i1, p->flags, t[0]), "");
+    LLVMValueRef best = LLVMBuildLoad2(cg->b, p->vt, p->acc, "");
+    LLVMValueRef have = LLVMBuildLoad2(cg->b, cg->i1, p->have, "");
+    LLVMValueRef better = LLVMBuildOr(cg->b, LLVMBuildNot(cg->b, have, ""), arg_better(cg, p->m->red_op, p->dt, v, best), "");
+    better = LLVMBuildAnd(cg->b, better, started, "");
+    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, better, v, best, ""), p->acc);
+    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, better, i, LLVMBuildLoad2(cg->b, cg->i64, p->best_idx, ""), ""), p->best_idx);
+    LLVMBuildStore(cg->b, LLVMBuildOr(cg->b, have, started, ""), p->have);
+}
+
+/* lk.reduce with a function, or argmin/argmax, over everything, on the team. Each thread starts from nothing
+ * (a started flag, or the identity with index 0), and the partials are combined in thread order. Returns
+ * the value (FUNC) or the index (arg); an empty input raises as on one thread. */
+static LLVMValueRef reduce_all_special_on_team(Cg *cg, MapIn *m, IrDtype dt, const IrNode *n)
+{
+    bool is_arg = m->red_op != IR_RED_FUNC;
+    LLVMTypeRef vt = is_arg ? cg_type(cg, ir_type_scalar(dt)) : cg_type(cg, m->combine->acc_param->type);
+    Partials p = {m, dt, vt};
+    p.values = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "partials");
+    p.flags = cg_alloca(cg, LLVMArrayType(cg->i1, RT_MAX_THREADS), "started");
+    p.idx = is_arg ? cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "argidx") : NULL;
+    over_partials(cg, init_partial, &p);
+    CgOutline o = {0};
+    MapCaps c;
+    capture_map(&o, m, &c);
+    int cv = cg_capture(&o, p.values), cf = cg_capture(&o, p.flags), ci = is_arg ? cg_capture(&o, p.idx) : -1;
+    LLVMValueRef work = map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
+    IrNode *exprs[2] = {m->map->u.map.body, is_arg ? NULL : m->combine->body};
+    cg_outline_begin(cg, &o, exprs, 2, NULL);
+    cg->par_depth++;
+    MapIn mine = *m;
+    restore_map(&o, &mine, &c);
+    mine.acc = cg_alloca(cg, vt, "acc");
+    LLVMValueRef tid = LLVMBuildZExt(cg->b, o.tid, cg->i64, "");
+    if (is_arg) {
+        mine.sink = SINK_ARG_ALL;
+        LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), mine.acc);
+        mine.arg_index = cg_alloca(cg, cg->i64, "argidx");
+        LLVMBuildStore(cg->b, cg_i64(cg, 0), mine.arg_index);
+    } else {
+        mine.sink = SINK_REDUCE_ALL;
+        LLVMBuildStore(cg->b, LLVMConstNull(vt), mine.acc);
+        mine.started = cg_alloca(cg, cg->i1, "started");
+        LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), mine.started);
+    }
+    run_map_chunk(cg, &mine, true, o.lo, o.hi, false);
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, vt, mine.acc, ""), slot(cg, vt, cg_outline_get(&o, cv), tid));
+    LLVMBuildStore(cg->b, is_arg ? LLVMBuildICmp(cg->b, LLVMIntSLT, o.lo, o.hi, "") : LLVMBuildLoad2(cg->b, cg->i1, mine.started, ""),
+                   slot(cg, cg->i1, cg_outline_get(&o, cf), tid));
+    if (is_arg) LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg->i64, mine.arg_index, ""), slot(cg, cg->i64, cg_outline_get(&o, ci), tid));
+    cg->par_depth--;
+    cg_outline_end(cg, &o, rows, work);
+    p.acc = cg_alloca(cg, vt, "combined");
+    p.have = cg_alloca(cg, cg->i1, "have");
+    if (!is_arg && m->combine->init) {
+        LLVMBuildStore(cg->b, cg_expr(cg, m->combine->init), p.acc);
+        LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 1, 0), p.have);
+    } else {
+        LLVMBuildStore(cg->b, LLVMConstNull(vt), p.acc);
+        LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), p.have);
+    }
+    if (is_arg) {
+        p.best_idx = cg_alloca(cg, cg->i64, "bestidx");
+        LLVMBuildStore(cg->b, cg_i64(cg, 0), p.best_idx);
+        over_partials(cg, combine_arg_partial, &p);
+        return LLVMBuildLoad2(cg->b, cg->i64, p.best_idx, "");
+    }
+    over_partials(cg, combine_func_partial, &p);
+    LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+    cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p.have, ""), ""), "rt_raise_value", n->pos, extra, 1);
+    return LLVMBuildLoad2(cg->b, vt, p.acc, "");
+}
+
 LLVMValueRef cg_map(Cg *cg, const IrNode *n)
 {
     MapIn m = {.sink = SINK_STORE};
@@ -973,6 +1103,16 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
     bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || op == IR_RED_NANMIN || op == IR_RED_NANMAX || is_arg ||
                        (op == IR_RED_FUNC && !n->u.reduce.combine.init);
+    if (n->u.reduce.axis < 0 && (op == IR_RED_FUNC || is_arg) && on_team(cg) && m.ndim > 0) {
+        if (is_arg) {
+            LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
+            for (int d = 0; d < m.ndim; d++)
+                empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[d], cg_i64(cg, 0), ""), "");
+            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+            cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+        }
+        return reduce_all_special_on_team(cg, &m, dt, n);
+    }
     if (n->u.reduce.axis < 0 && op == IR_RED_FUNC) {
         const IrCombine *c = &n->u.reduce.combine;
         LLVMTypeRef at = cg_type(cg, c->acc_param->type);
