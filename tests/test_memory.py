@@ -69,9 +69,9 @@ def assert_flat(f, *args, expect_allocations=True):
     """100 000 calls of f(*args): lorikeet's live bytes and the process's RSS do not grow."""
     f(*args)
     run_many(f, *args)  # warm up: caches, the allocator's pools
-    # A leak grows the process in every round; other activity in a shared test process (another test's
-    # garbage, the allocator's pools) can grow it in one. So the RSS must stay flat in at least one of three
-    # rounds, while lorikeet's own counters must be exact in every one.
+    # lorikeet's own counters must be exact in every round. The process's RSS is checked too, but in a fresh
+    # interpreter (test_rss_stays_flat_in_a_fresh_process): in this shared test process other tests' garbage
+    # and the allocator's pools move it.
     growths = []
     for _ in range(3):
         gc.collect()
@@ -84,7 +84,7 @@ def assert_flat(f, *args, expect_allocations=True):
         assert stats1["live_bytes"] == stats0["live_bytes"], f"{stats0} -> {stats1}"
         assert stats1["allocations"] - stats0["allocations"] == stats1["frees"] - stats0["frees"], f"{stats0} -> {stats1}"
         growths.append(rss1 - rss0)
-    assert min(growths) < RSS_SLACK, f"RSS grew by {[g >> 10 for g in growths]} KiB in each round of {CALLS} calls"
+    return growths
 
 
 A = np.arange(16.0)
@@ -262,3 +262,40 @@ def test_returned_tuple_of_views_and_new_arrays():
     del rev, same_a
     gc.collect()
     assert w() is None
+
+
+RSS_SCRIPT = r"""
+import gc, sys
+import numpy as np
+import lorikeet as lk
+sys.path.insert(0, sys.argv[1])
+import test_memory as tm
+cases = [(tm.temporaries_in_a_loop, (tm.A,)), (tm.temporaries_in_expressions, (tm.A, tm.MAT)),
+         (tm.returns_new_array, (tm.A,)), (tm.returns_view, (tm.A,)), (tm.returns_tuple_of_arrays, (tm.A,))]
+for f, args in cases:
+    g = lk.jit(f)
+    for _ in range(tm.CALLS):
+        g(*args)
+    growths = []
+    for _ in range(3):
+        gc.collect()
+        r0 = tm.rss()
+        for _ in range(tm.CALLS):
+            g(*args)
+        gc.collect()
+        growths.append(tm.rss() - r0)
+    # a leak grows the process in every round
+    if min(growths) >= tm.RSS_SLACK:
+        print(f"{f.__name__}: RSS grew by {[x >> 10 for x in growths]} KiB in each round of {tm.CALLS} calls")
+        sys.exit(1)
+print("flat")
+"""
+
+
+def test_rss_stays_flat_in_a_fresh_process():
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(here, "..", "pyshim"), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", RSS_SCRIPT, here], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -224,3 +224,16 @@ def test_user_reduction_of_nothing_raises_on_the_team():
 
     with pytest.raises(ValueError):
         lk.jit(f, backend="openmp")(np.zeros(0))
+
+
+def scans(a, i, m):
+    return np.cumsum(a), np.cumsum(i), np.cumprod(1.0 + a * 1e-7), np.cumsum(m)
+
+
+def test_flattened_scans_match_cpu():
+    c, o = both(scans, A, I, M)
+    np.testing.assert_allclose(c[0], o[0], rtol=1e-10)
+    np.testing.assert_array_equal(c[1], o[1])  # integers: exact
+    np.testing.assert_allclose(c[2], o[2], rtol=1e-12)
+    np.testing.assert_allclose(c[3], o[3], rtol=1e-10)
+    np.testing.assert_array_equal(o[1], np.cumsum(I))

@@ -1198,6 +1198,76 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     return m.out;
 }
 
+typedef struct ScanFix {
+    IrReduceOp op;
+    IrDtype dt;
+    LLVMValueRef out, offset;
+} ScanFix;
+
+static void scan_fix_body(Cg *cg, LLVMValueRef *idx, void *env)
+{
+    ScanFix *f = env;
+    const IrType *ot = ir_type_array(f->dt, 1, IR_LAYOUT_C);
+    LLVMValueRef p = elem_ptr(cg, ot, f->out, idx);
+    store_elem(cg, f->dt, p, red_combine(cg, f->op, f->dt, f->offset, load_elem(cg, f->dt, p)));
+}
+
+/* The flattened cumsum/cumprod on the team, in two passes over the same chunks: each thread scans its chunk
+ * from the identity and leaves its total; the totals' running combination gives each chunk its offset; each
+ * thread then combines its offset into its chunk. */
+static LLVMValueRef scan_on_team(Cg *cg, MapIn *m, const IrNode *n)
+{
+    IrDtype dt = n->type->dtype;
+    LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt)), pt = LLVMArrayType(et, RT_MAX_THREADS);
+    LLVMValueRef ident = red_identity(cg, m->red_op, dt);
+    LLVMValueRef totals = cg_alloca(cg, pt, "totals"), offsets = cg_alloca(cg, pt, "offsets");
+    for (int t = 0; t < RT_MAX_THREADS; t++) {
+        LLVMValueRef i2[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
+        LLVMBuildStore(cg->b, ident, LLVMBuildGEP2(cg->b, pt, totals, i2, 2, ""));
+    }
+    LLVMValueRef inner = cg_i64(cg, 1);
+    for (int d = 1; d < m->ndim; d++) inner = LLVMBuildMul(cg->b, inner, m->dims[d], "");
+    LLVMValueRef work = map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
+    /* pass 1 */
+    CgOutline o = {0};
+    MapCaps c;
+    capture_map(&o, m, &c);
+    int ct = cg_capture(&o, totals);
+    IrNode *exprs[1] = {m->map->u.map.body};
+    cg_outline_begin(cg, &o, exprs, 1, NULL);
+    cg->par_depth++;
+    MapIn mine = *m;
+    restore_map(&o, &mine, &c);
+    mine.acc = cg_alloca(cg, et, "acc");
+    LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), mine.acc);
+    run_map_chunk(cg, &mine, true, o.lo, o.hi, false);
+    LLVMValueRef i2[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o.tid, cg->i64, "")};
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, et, mine.acc, ""), LLVMBuildGEP2(cg->b, pt, cg_outline_get(&o, ct), i2, 2, ""));
+    cg->par_depth--;
+    cg_outline_end(cg, &o, rows, work);
+    /* offsets[t] = totals[0] op ... op totals[t-1] */
+    LLVMValueRef run = ident;
+    for (int t = 0; t < RT_MAX_THREADS; t++) {
+        LLVMValueRef ix[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
+        LLVMBuildStore(cg->b, run, LLVMBuildGEP2(cg->b, pt, offsets, ix, 2, ""));
+        run = red_combine(cg, m->red_op, dt, run, LLVMBuildLoad2(cg->b, et, LLVMBuildGEP2(cg->b, pt, totals, ix, 2, ""), ""));
+    }
+    /* pass 2: the same chunks (same n and work, so the same decision and partition) */
+    CgOutline o2 = {0};
+    int cout = cg_capture(&o2, m->out), coff = cg_capture(&o2, offsets), cinner = cg_capture(&o2, inner);
+    cg_outline_begin(cg, &o2, NULL, 0, NULL);
+    cg->par_depth++;
+    LLVMValueRef ti[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o2.tid, cg->i64, "")};
+    ScanFix fix = {m->red_op, dt, cg_outline_get(&o2, cout),
+                   LLVMBuildLoad2(cg->b, et, LLVMBuildGEP2(cg->b, pt, cg_outline_get(&o2, coff), ti, 2, ""), "")};
+    LLVMValueRef in2 = cg_outline_get(&o2, cinner);
+    LLVMValueRef hi = LLVMBuildMul(cg->b, o2.hi, in2, "");
+    cg_loop_nest_from(cg, 1, &hi, LLVMBuildMul(cg->b, o2.lo, in2, ""), hi, scan_fix_body, &fix, false);
+    cg->par_depth--;
+    cg_outline_end(cg, &o2, rows, work);
+    return m->out;
+}
+
 LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
 {
     const IrNode *map = as_map(cg, n->u.scan.input);
@@ -1219,6 +1289,7 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
             LLVMBuildStore(cg->b, red_identity(cg, m.red_op, dt), m.acc);
         }
         m.sink = SINK_SCAN_ALL;
+        if (on_team(cg) && m.red_op != IR_RED_FUNC && m.ndim > 0) return scan_on_team(cg, &m, n);
         run_map(cg, &m, true, false);
         return m.out;
     }
