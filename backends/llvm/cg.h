@@ -38,6 +38,7 @@ typedef struct Cg {
     LLVMValueRef file_str;
     bool parallel;                /* the openmp backend: outermost data-parallel loops run on the team */
     int par_depth;                /* > 0 inside an outlined loop: everything nested runs on its thread */
+    int chunk_level;              /* the loop level a chunk restricts (0; 1 for reductions along axis 0) */
     /* every emitted function, by IrFunc, for calls */
     IrFunc **funcs;
     LLVMValueRef *func_values;

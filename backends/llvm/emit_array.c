@@ -757,12 +757,12 @@ static LLVMValueRef map_work(Cg *cg, MapIn *m, IrNode *body)
 }
 
 /* A map (or the fill of an array) on the team: each thread writes its rows of out. */
-static void run_map_on_team(Cg *cg, MapIn *m, bool out_is_c)
+static void run_map_on_team_at(Cg *cg, MapIn *m, bool out_is_c, int chunk_level)
 {
     CgOutline o = {0};
     MapCaps c;
     capture_map(&o, m, &c);
-    LLVMValueRef work = map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
+    LLVMValueRef work = map_work(cg, m, m->map->u.map.body), rows = m->dims[chunk_level];
     LLVMBasicBlockRef par = cg_new_bb(cg, "map_team"), seq = cg_new_bb(cg, "map_alone"), joined = cg_new_bb(cg, "map_joined");
     LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work), par, seq);
     LLVMPositionBuilderAtEnd(cg->b, seq);
@@ -774,11 +774,27 @@ static void run_map_on_team(Cg *cg, MapIn *m, bool out_is_c)
     cg->par_depth++;
     MapIn mine = *m;
     restore_map(&o, &mine, &c);
-    run_map_chunk(cg, &mine, out_is_c, o.lo, o.hi, false);
+    cg->chunk_level = chunk_level;
+    run_map_chunk(cg, &mine, out_is_c && chunk_level == 0, o.lo, o.hi, false);
+    cg->chunk_level = 0;
     cg->par_depth--;
     cg_outline_end(cg, &o, rows, work);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, joined);
+}
+
+static void run_map_on_team(Cg *cg, MapIn *m, bool out_is_c)
+{
+    run_map_on_team_at(cg, m, out_is_c, 0);
+}
+
+/* Along an axis, each thread owns lines of the result: chunked over the first axis, or (for axis 0) the
+ * second. A 1-D input along axis 0 is a reduction of everything and never comes here. */
+static void run_axis_on_team(Cg *cg, MapIn *m)
+{
+    if (m->red_axis != 0) run_map_on_team_at(cg, m, false, 0);
+    else if (m->ndim > 1) run_map_on_team_at(cg, m, false, 1);
+    else run_map(cg, m, false, false);
 }
 
 /* A reduction of everything on the team: each thread reduces its rows into its slot of partials, and the
@@ -1177,7 +1193,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         m.sink = SINK_ARG_AXIS;
         m.red_axis = axis;
         /* along an axis other than the first, each row of the output is one thread's alone */
-        if (on_team(cg) && axis != 0) run_map_on_team(cg, &m, false);
+        if (on_team(cg)) run_axis_on_team(cg, &m);
         else run_map(cg, &m, false, false);
         return m.out;
     }
@@ -1193,7 +1209,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     }
     m.sink = SINK_REDUCE_AXIS;
     m.red_axis = axis;
-    if (on_team(cg) && axis != 0) run_map_on_team(cg, &m, false);
+    if (on_team(cg)) run_axis_on_team(cg, &m);
     else run_map(cg, &m, false, false);
     return m.out;
 }
@@ -1297,7 +1313,7 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
     m.sink = SINK_SCAN_AXIS;
     m.red_axis = n->u.scan.axis;
     m.flat_ok_static = false;
-    if (on_team(cg) && m.red_axis != 0) run_map_on_team(cg, &m, false);
+    if (on_team(cg)) run_axis_on_team(cg, &m);
     else cg_loop_nest(cg, m.ndim, m.dims, nd_body, &m, false);
     return m.out;
 }

@@ -24,8 +24,9 @@ static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *
         return;
     }
     LLVMValueRef counter = cg_alloca(cg, cg->i64, "idx");
-    LLVMBuildStore(cg->b, level == 0 && lo0 ? lo0 : cg_i64(cg, 0), counter);
-    LLVMValueRef limit = level == 0 && hi0 ? hi0 : dims[level];
+    bool chunked = lo0 && level == cg->chunk_level; /* the level a thread's chunk restricts */
+    LLVMBuildStore(cg->b, chunked ? lo0 : cg_i64(cg, 0), counter);
+    LLVMValueRef limit = chunked ? hi0 : dims[level];
     LLVMBasicBlockRef head = cg_new_bb(cg, "loop"), inner = cg_new_bb(cg, "loop_body"), done = cg_new_bb(cg, "loop_end");
     LLVMBuildBr(cg->b, head);
     LLVMPositionBuilderAtEnd(cg->b, head);
@@ -33,7 +34,7 @@ static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *
     LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, i, limit, ""), inner, done);
     LLVMPositionBuilderAtEnd(cg->b, inner);
     idx[level] = i;
-    nest(cg, level + 1, ndim, dims, idx, body, env, vectorize, NULL, NULL);
+    nest(cg, level + 1, ndim, dims, idx, body, env, vectorize, lo0, hi0);
     LLVMValueRef next = LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, counter, ""), cg_i64(cg, 1), "");
     LLVMBuildStore(cg->b, next, counter);
     LLVMValueRef br = LLVMBuildBr(cg->b, head);
@@ -47,7 +48,8 @@ void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *e
     nest(cg, 0, ndim, dims, idx, body, env, vectorize, NULL, NULL);
 }
 
-/* The same nest with the outermost level running over [lo0, hi0) only: one thread's chunk. */
+/* The same nest with one level (cg->chunk_level, normally the outermost) running over [lo0, hi0) only: one
+ * thread's chunk. */
 void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,
                        void *env, bool vectorize)
 {
