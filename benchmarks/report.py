@@ -203,6 +203,26 @@ the *same* function: CPython ("Python"), Numba `@njit` and `@njit(parallel=True)
 """
 
 
+BOUND = """## Compute-bound or memory-bound
+
+What limits each workload decides what a second core can give (the openmp backend's targets: 1.8x on two cores
+when compute-bound, 90% of the copy bandwidth when memory-bound):
+
+| workload | bound by | why |
+|---|---|---|
+| `fused_expr` | compute | `exp` is a scalar libm call per element (about 10 ns): far below what memory could feed |
+| `black_scholes` | compute | `log`, `exp`, `sqrt` and `erf` per option |
+| `sum_array`, `sum_loop` | memory | one add per 8-byte load; at these sizes the data sits in the 260 MiB L3 here, so "memory" is L3 bandwidth per core |
+| `regression` | memory | a few flops per element over two 80 MB arrays, read several times |
+| `matmult_*`, `pairwise_dist` | compute | O(n^3) flops on O(n^2) data (the blocked GEMM keeps operands in cache) |
+| `conv_3x3_trim*` | compute at these sizes | 9 multiply-adds per element of a 11-35 MB image that stays in L3 |
+| `nbody`, `mandelbrot`, `growcut` | compute | arithmetic in loops over small data |
+
+The copy bandwidth above is measured with one thread (np.copyto); `python -m benchmarks.scaling` shows how a
+sum and a map scale with threads on the machine at hand.
+"""
+
+
 def workload_list():
     out = ["## Workloads", "", "| name | what | quick input | full input |", "|---|---|---|---|"]
     for w in WORKLOADS:
@@ -224,7 +244,7 @@ def regenerate_docs(results_dir):
     for record, path in records:
         tag = os.path.splitext(os.path.basename(path))[0]
         sections.append(md_section(record, path, plot_all(record, tag)))
-    body = [INTRO, workload_list(), "## Results", ""]
+    body = [INTRO, workload_list(), BOUND, "## Results", ""]
     body += sections or ["No results yet: run `make bench-quick`."]
     os.makedirs(os.path.dirname(DOC), exist_ok=True)
     with open(DOC, "w") as f:
