@@ -45,6 +45,15 @@ static const char *reduce_name(IrReduceOp op)
 
 static void expr(Out *o, const IrNode *n);
 
+/* a user's combine of a reduce or scan: "lambda acc, x: body, init=..., " */
+static void combine(Out *o, const IrCombine *c)
+{
+    put(o, "lambda %s, %s: ", c->acc_param->name, c->elem_param->name);
+    expr(o, c->body);
+    if (c->init) { put(o, ", init="); expr(o, c->init); }
+    put(o, ", ");
+}
+
 static void type_of(Out *o, const IrType *t)
 {
     char b[256];
@@ -163,24 +172,14 @@ static void expr(Out *o, const IrNode *n)
         return;
     case IR_SCAN:
         put(o, "scan[%s](", reduce_name(n->u.scan.op));
-        if (n->u.scan.op == IR_RED_FUNC) {
-            put(o, "lambda %s, %s: ", n->u.scan.combine.acc_param->name, n->u.scan.combine.elem_param->name);
-            expr(o, n->u.scan.combine.body);
-            if (n->u.scan.combine.init) { put(o, ", init="); expr(o, n->u.scan.combine.init); }
-            put(o, ", ");
-        }
+        if (n->u.scan.op == IR_RED_FUNC) combine(o, &n->u.scan.combine);
         expr(o, n->u.scan.input);
         if (n->u.scan.axis >= 0) put(o, ", axis=%d", n->u.scan.axis);
         put(o, ")");
         return;
     case IR_REDUCE:
         put(o, "reduce[%s](", reduce_name(n->u.reduce.op));
-        if (n->u.reduce.op == IR_RED_FUNC) {
-            put(o, "lambda %s, %s: ", n->u.reduce.combine.acc_param->name, n->u.reduce.combine.elem_param->name);
-            expr(o, n->u.reduce.combine.body);
-            if (n->u.reduce.combine.init) { put(o, ", init="); expr(o, n->u.reduce.combine.init); }
-            put(o, ", ");
-        }
+        if (n->u.reduce.op == IR_RED_FUNC) combine(o, &n->u.reduce.combine);
         expr(o, n->u.reduce.input);
         if (n->u.reduce.axis >= 0) put(o, ", axis=%d", n->u.reduce.axis);
         if (n->u.reduce.out) { put(o, ", out="); expr(o, n->u.reduce.out); }

@@ -797,21 +797,12 @@ static void run_axis_on_team(Cg *cg, MapIn *m)
     else run_map(cg, m, false, false);
 }
 
-/* A reduction of everything on the team: each thread reduces its rows into its slot of partials, and the
- * slots are combined in thread order afterwards (so the grouping changes, the order of elements does not). */
-static LLVMValueRef reduce_on_team(Cg *cg, MapIn *m, IrDtype dt)
+/* Each thread runs its chunk of m from the identity and leaves its accumulator in partials[tid] (an array of
+ * RT_MAX_THREADS accumulators in the enclosing function, filled with the identity first, so slots of threads
+ * that did not run hold it). Shared by reductions and the first pass of scans. */
+static void partials_on_team(Cg *cg, MapIn *m, IrDtype dt, LLVMValueRef partials, bool vectorize)
 {
-    LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt));
-    LLVMTypeRef pt = LLVMArrayType(et, RT_MAX_THREADS);
-    LLVMValueRef work0 = map_work(cg, m, m->map->u.map.body);
-    LLVMBasicBlockRef par = cg_new_bb(cg, "reduce_team"), seq = cg_new_bb(cg, "reduce_alone"), joined = cg_new_bb(cg, "reduce_joined");
-    LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work0), par, seq);
-    LLVMPositionBuilderAtEnd(cg->b, seq);
-    LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), m->acc);
-    run_map(cg, m, true, true);
-    LLVMBuildBr(cg->b, joined);
-    LLVMPositionBuilderAtEnd(cg->b, par);
-    LLVMValueRef partials = cg_alloca(cg, pt, "partials");
+    LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt)), pt = LLVMArrayType(et, RT_MAX_THREADS);
     LLVMValueRef ident = red_identity(cg, m->red_op, dt);
     for (int t = 0; t < RT_MAX_THREADS; t++) {
         LLVMValueRef idx[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
@@ -829,11 +820,30 @@ static LLVMValueRef reduce_on_team(Cg *cg, MapIn *m, IrDtype dt)
     restore_map(&o, &mine, &c);
     mine.acc = cg_alloca(cg, et, "acc");
     LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), mine.acc);
-    run_map_chunk(cg, &mine, true, o.lo, o.hi, true);
+    run_map_chunk(cg, &mine, true, o.lo, o.hi, vectorize);
     LLVMValueRef idx[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o.tid, cg->i64, "")};
     LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, et, mine.acc, ""), LLVMBuildGEP2(cg->b, pt, cg_outline_get(&o, cpart), idx, 2, ""));
     cg->par_depth--;
     cg_outline_end(cg, &o, rows, work);
+}
+
+/* A reduction of everything on the team: each thread reduces its rows into its slot of partials, and the
+ * slots are combined in thread order afterwards (so the grouping changes, the order of elements does not). */
+static LLVMValueRef reduce_on_team(Cg *cg, MapIn *m, IrDtype dt)
+{
+    LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt));
+    LLVMTypeRef pt = LLVMArrayType(et, RT_MAX_THREADS);
+    LLVMValueRef work0 = map_work(cg, m, m->map->u.map.body);
+    LLVMBasicBlockRef par = cg_new_bb(cg, "reduce_team"), seq = cg_new_bb(cg, "reduce_alone"), joined = cg_new_bb(cg, "reduce_joined");
+    LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work0), par, seq);
+    LLVMPositionBuilderAtEnd(cg->b, seq);
+    LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), m->acc);
+    run_map(cg, m, true, true);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, par);
+    LLVMValueRef partials = cg_alloca(cg, pt, "partials");
+    LLVMValueRef ident = red_identity(cg, m->red_op, dt);
+    partials_on_team(cg, m, dt, partials, true);
     LLVMValueRef acc = ident;
     for (int t = 0; t < RT_MAX_THREADS; t++) {
         LLVMValueRef i2[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
@@ -1237,30 +1247,10 @@ static LLVMValueRef scan_on_team(Cg *cg, MapIn *m, const IrNode *n)
     LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt)), pt = LLVMArrayType(et, RT_MAX_THREADS);
     LLVMValueRef ident = red_identity(cg, m->red_op, dt);
     LLVMValueRef totals = cg_alloca(cg, pt, "totals"), offsets = cg_alloca(cg, pt, "offsets");
-    for (int t = 0; t < RT_MAX_THREADS; t++) {
-        LLVMValueRef i2[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
-        LLVMBuildStore(cg->b, ident, LLVMBuildGEP2(cg->b, pt, totals, i2, 2, ""));
-    }
     LLVMValueRef inner = cg_i64(cg, 1);
     for (int d = 1; d < m->ndim; d++) inner = LLVMBuildMul(cg->b, inner, m->dims[d], "");
     LLVMValueRef work = map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
-    /* pass 1 */
-    CgOutline o = {0};
-    MapCaps c;
-    capture_map(&o, m, &c);
-    int ct = cg_capture(&o, totals);
-    IrNode *exprs[1] = {m->map->u.map.body};
-    cg_outline_begin(cg, &o, exprs, 1, NULL);
-    cg->par_depth++;
-    MapIn mine = *m;
-    restore_map(&o, &mine, &c);
-    mine.acc = cg_alloca(cg, et, "acc");
-    LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), mine.acc);
-    run_map_chunk(cg, &mine, true, o.lo, o.hi, false);
-    LLVMValueRef i2[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o.tid, cg->i64, "")};
-    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, et, mine.acc, ""), LLVMBuildGEP2(cg->b, pt, cg_outline_get(&o, ct), i2, 2, ""));
-    cg->par_depth--;
-    cg_outline_end(cg, &o, rows, work);
+    partials_on_team(cg, m, dt, totals, false); /* pass 1: each chunk scanned from the identity, its total left */
     /* offsets[t] = totals[0] op ... op totals[t-1] */
     LLVMValueRef run = ident;
     for (int t = 0; t < RT_MAX_THREADS; t++) {
