@@ -249,8 +249,14 @@ static PyType_Spec dispatcher_spec = {
 static PyObject *runtime_stats(PyObject *self, PyObject *unused)
 {
     RtStats s = rt_stats();
-    return Py_BuildValue("{sLsLsL}", "allocations", (long long)s.allocations, "frees", (long long)s.frees,
-                         "live_bytes", (long long)s.live_bytes);
+    return Py_BuildValue("{sLsLsLsL}", "allocations", (long long)s.allocations, "frees", (long long)s.frees,
+                         "live_bytes", (long long)s.live_bytes, "cached_bytes", (long long)rt_buffer_cache_bytes());
+}
+
+static PyObject *release_cached_memory(PyObject *self, PyObject *unused)
+{
+    rt_buffer_cache_clear();
+    Py_RETURN_NONE;
 }
 
 static PyObject *backend_available(PyObject *self, PyObject *args)
@@ -294,6 +300,7 @@ static PyMethodDef module_methods[] = {
     {"set_parallel_threshold", set_parallel_threshold, METH_VARARGS, "work below which a loop stays on one thread"},
     {"lower", lk_lower, METH_VARARGS, "lower(fdef, env, file, line_offset) -> untyped IR capsule"},
     {"runtime_stats", runtime_stats, METH_NOARGS, "allocation counters of the runtime"},
+    {"release_cached_memory", release_cached_memory, METH_NOARGS, "free the cached blocks of freed arrays"},
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},
     {NULL},
 };

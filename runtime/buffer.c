@@ -1,12 +1,94 @@
 /* buffer.c: array memory. Every buffer compiled code allocates is linked into the call's RtCtx; when the call
  * returns, the shim detaches the buffers that the result refers to (they become NumPy arrays' memory) and
  * rt_ctx_release() frees the rest. So temporaries never outlive a call, and nothing leaks on errors. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime.h"
 
 static _Atomic int64_t n_allocations, n_frees, n_live_bytes;
+
+/* A small cache of freed large blocks. A block of many MiB comes from mmap and goes back on free, so a function
+ * that returns a fresh 80 MB array pays for 20 000 page faults on every call (about 30 ms here, more than the
+ * arithmetic). Keeping the last few freed large blocks lets the next call of the same shape reuse memory whose
+ * pages are already mapped, as CuPy's and PyTorch's memory pools do. Bounded: at most CACHE_SLOTS blocks and
+ * cache_limit bytes (LORIKEET_BUFFER_CACHE_MB, default 256; 0 turns it off). A block is reused only for a request
+ * of at least half its size, so little is wasted. Buffers are freed from any thread, so it is under a mutex. */
+#define CACHE_MIN_BYTES ((size_t)1 << 20)
+#define CACHE_SLOTS 4
+static struct {
+    pthread_mutex_t lock;
+    void *blocks[CACHE_SLOTS];
+    size_t sizes[CACHE_SLOTS];
+    size_t bytes;
+    int64_t limit; /* -1: not read yet */
+} cache = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0, -1};
+
+static size_t cache_limit(void)
+{
+    if (cache.limit < 0) {
+        const char *env = getenv("LORIKEET_BUFFER_CACHE_MB");
+        long long mb = env && *env ? atoll(env) : 256;
+        cache.limit = mb > 0 ? (int64_t)mb << 20 : 0;
+    }
+    return (size_t)cache.limit;
+}
+
+/* A cached block of between size and 2 * size bytes, or NULL. */
+static void *cache_take(size_t size)
+{
+    void *mem = NULL;
+    pthread_mutex_lock(&cache.lock);
+    int best = -1;
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (cache.blocks[i] && cache.sizes[i] >= size && cache.sizes[i] / 2 <= size &&
+            (best < 0 || cache.sizes[i] < cache.sizes[best]))
+            best = i;
+    if (best >= 0) {
+        mem = cache.blocks[best];
+        cache.blocks[best] = NULL;
+        cache.bytes -= cache.sizes[best];
+    }
+    pthread_mutex_unlock(&cache.lock);
+    return mem;
+}
+
+/* Keeps mem (of size bytes) if there is room; else frees it. */
+static void cache_give(void *mem, size_t size)
+{
+    pthread_mutex_lock(&cache.lock);
+    if (size >= CACHE_MIN_BYTES && cache.bytes + size <= cache_limit())
+        for (int i = 0; i < CACHE_SLOTS; i++)
+            if (!cache.blocks[i]) {
+                cache.blocks[i] = mem;
+                cache.sizes[i] = size;
+                cache.bytes += size;
+                mem = NULL;
+                break;
+            }
+    pthread_mutex_unlock(&cache.lock);
+    free(mem);
+}
+
+void rt_buffer_cache_clear(void)
+{
+    pthread_mutex_lock(&cache.lock);
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        free(cache.blocks[i]);
+        cache.blocks[i] = NULL;
+    }
+    cache.bytes = 0;
+    pthread_mutex_unlock(&cache.lock);
+}
+
+int64_t rt_buffer_cache_bytes(void)
+{
+    pthread_mutex_lock(&cache.lock);
+    int64_t bytes = (int64_t)cache.bytes;
+    pthread_mutex_unlock(&cache.lock);
+    return bytes;
+}
 
 RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes)
 {
@@ -16,8 +98,10 @@ RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes)
         return NULL;
     }
     /* header and data in one block; data aligned to 64 bytes for vector loads */
-    size_t total = (size_t)nbytes + 128;
-    unsigned char *mem = aligned_alloc(64, (total + 63) & ~(size_t)63);
+    size_t total = ((size_t)nbytes + 128 + 63) & ~(size_t)63;
+    unsigned char *mem = total >= CACHE_MIN_BYTES ? cache_take(total) : NULL;
+    if (mem) total = ((RtBuffer *)mem)->capacity;
+    else mem = aligned_alloc(64, total);
     if (!mem) {
         ctx->status = LK_ERR_MEMORY;
         lk_diag_set(&ctx->diag, LK_ERR_MEMORY, "", 0, 0, "out of memory allocating an array of %lld bytes", (long long)nbytes);
@@ -27,6 +111,7 @@ RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes)
     b->magic = RT_BUFFER_MAGIC;
     b->data = mem + 64;
     b->nbytes = nbytes;
+    b->capacity = total;
     b->next = ctx->buffers;
     ctx->buffers = b;
     atomic_fetch_add(&n_allocations, 1);
@@ -40,7 +125,8 @@ void rt_buffer_free(RtBuffer *b)
     atomic_fetch_add(&n_frees, 1);
     atomic_fetch_sub(&n_live_bytes, b->nbytes);
     b->magic = 0;
-    free(b);
+    if (b->capacity >= CACHE_MIN_BYTES) cache_give(b, b->capacity);
+    else free(b);
 }
 
 void rt_ctx_release(RtCtx *ctx)

@@ -61,6 +61,7 @@ typedef struct RtBuffer {
     struct RtBuffer *next; /* the owning call's list; NULL once detached */
     void *data;            /* 64-byte aligned */
     int64_t nbytes;
+    size_t capacity;       /* bytes of the whole block, header included */
 } RtBuffer;
 
 /* The argument-array tag: an array passed in by the caller has base = RT_ARG_BASE(i), i being the index of the
@@ -102,6 +103,9 @@ void rt_ctx_release(RtCtx *ctx);
 /* Take a returned buffer out of ctx's list; the caller now owns it and frees it with rt_buffer_free(). */
 void rt_buffer_detach(RtCtx *ctx, RtBuffer *b);
 void rt_buffer_free(RtBuffer *b);
+/* Freed large blocks are kept for reuse (a bounded cache, see buffer.c); these empty it and measure it. */
+void rt_buffer_cache_clear(void);
+int64_t rt_buffer_cache_bytes(void);
 int rt_is_buffer_of(RtCtx *ctx, const void *base);
 
 typedef struct RtStats {

@@ -141,6 +141,27 @@ def test_vector_width_matches_the_host():
         assert max(widths) >= 2
 
 
+def exp_of_negative(a):
+    return np.exp(-a) * np.log1p(a)
+
+
+def has_libmvec():
+    import ctypes
+    try:
+        ctypes.CDLL("libmvec.so.1")
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not has_libmvec(), reason="the C library has no libmvec: math calls stay scalar")
+def test_transcendental_functions_call_vector_variants():
+    """exp and log1p in a map become libmvec's vector functions (_ZGV<isa>N<lanes>v_exp), not one call per element."""
+    text = lk.jit(exp_of_negative).inspect_llvm(A)
+    assert re.search(r"call <\d+ x double> @_ZGV[bcde]N\d+v_exp\(", text), "exp is not vectorised"
+    assert re.search(r"call <\d+ x double> @_ZGV[bcde]N\d+v_log1p\(", text), "log1p is not vectorised"
+
+
 def test_fastmath_flags_only_when_asked():
     plain = lk.jit(hypot_expr).inspect_llvm(A, B)
     fast = lk.jit(hypot_expr, fastmath=True).inspect_llvm(A, B)

@@ -3,6 +3,7 @@ are ordinary NumPy arrays that outlive the call, and returned views keep their a
 as needed)."""
 import gc
 import os
+import subprocess
 import sys
 import weakref
 
@@ -216,6 +217,54 @@ def test_returned_array_is_freed_when_dropped():
     del r
     gc.collect()
     assert live() == live0
+
+
+def scaled(a, k):
+    return a * k
+
+
+def test_freed_large_arrays_are_reused_without_mixing_up_results():
+    """A freed large result is kept for the next call of that size (no page faults); a result still alive is
+    never handed out again, and the cache stays within its bound and can be emptied."""
+    f = lk.jit(scaled)
+    big = np.arange(1 << 18, dtype=np.float64)  # 2 MiB: above the cache's 1 MiB floor
+    first = f(big, 2.0)
+    second = f(big, 3.0)  # first is alive: must get other memory
+    assert np.array_equal(first, big * 2.0) and np.array_equal(second, big * 3.0)
+    del first
+    gc.collect()
+    cached = lk.runtime.stats()["cached_bytes"]
+    assert cached >= big.nbytes
+    third = f(big, 4.0)  # takes the cached block
+    assert lk.runtime.stats()["cached_bytes"] < cached
+    assert np.array_equal(second, big * 3.0) and np.array_equal(third, big * 4.0)
+    del second, third
+    gc.collect()
+    assert 0 < lk.runtime.stats()["cached_bytes"] <= 256 << 20
+    lk.runtime.release_cached_memory()
+    assert lk.runtime.stats()["cached_bytes"] == 0
+
+
+def test_buffer_cache_is_bounded_in_a_fresh_process():
+    """LORIKEET_BUFFER_CACHE_MB bounds what freed arrays keep; 0 turns the cache off."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = (
+        "import gc, sys, numpy as np, lorikeet as lk\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import test_memory as tm\n"
+        "f = lk.jit(tm.scaled)\n"
+        "for n in (1 << 18, 1 << 19, 1 << 20, 1 << 21):\n"
+        "    r = f(np.ones(n), 2.0); del r; gc.collect()\n"
+        "print(lk.runtime.stats()['cached_bytes'])\n")
+    path = os.pathsep.join([os.path.join(here, "..", "pyshim"), os.environ.get("PYTHONPATH", "")])
+    for limit_mb, most in (("0", 0), ("5", 5 << 20), ("256", 256 << 20)):
+        env = dict(os.environ, LORIKEET_BUFFER_CACHE_MB=limit_mb, PYTHONPATH=path)
+        out = subprocess.run([sys.executable, "-c", code, here], env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        cached = int(out.stdout.strip())
+        assert cached <= most
+        if most:
+            assert cached > 0
 
 
 # ---------------------------------------------------------------- returned views

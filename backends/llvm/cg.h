@@ -16,6 +16,7 @@
 #include "../backend.h"
 
 #define CG_MAX_LOOPS 64
+#define CG_MAX_VARIANTS 128
 
 typedef struct Cg {
     LLVMContextRef ctx;
@@ -43,6 +44,9 @@ typedef struct Cg {
     IrFunc **funcs;
     LLVMValueRef *func_values;
     int nfuncs;
+    /* vector math variants declared in the module (vecmath.c) */
+    LLVMValueRef variants[CG_MAX_VARIANTS];
+    int nvariants;
 } Cg;
 
 /* emit_scalar.c */
@@ -114,6 +118,11 @@ int64_t cg_cost(IrNode *n);
 LLVMValueRef cg_worth_a_team(Cg *cg, LLVMValueRef work);
 void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,
                        void *env, bool vectorize);
+
+/* vecmath.c: libmvec variants of math calls, so that loops calling them vectorise */
+int cg_vecmath_symbols(RtSymbol *syms, int max); /* once per process: the variants found, for the JIT */
+void cg_vecmath_annotate(Cg *cg, LLVMValueRef call, IrMathFn f, LLVMTypeRef elem);
+void cg_vecmath_finish(Cg *cg);                  /* after emission: keeps the declared variants alive */
 
 /* jit.c */
 bool cg_jit_init(LkDiag *diag);

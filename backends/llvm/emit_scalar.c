@@ -227,7 +227,9 @@ LLVMValueRef cg_binop(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRef r)
     case IR_OP_POW: {
         if (!fl) return int_pow(cg, n, l, r, dt);
         LLVMValueRef args[2] = {l, r};
-        return cg_call_intrinsic(cg, "llvm.pow", LLVMTypeOf(l), args, 2);
+        LLVMValueRef call = cg_call_intrinsic(cg, "llvm.pow", LLVMTypeOf(l), args, 2);
+        cg_vecmath_annotate(cg, call, IR_MATH_POW, LLVMTypeOf(l));
+        return call;
     }
     case IR_OP_LSHIFT: return int_shift(cg, l, r, true, sg);
     case IR_OP_RSHIFT: return int_shift(cg, l, r, false, sg);
@@ -261,6 +263,27 @@ LLVMValueRef cg_unop(Cg *cg, const IrNode *n, LLVMValueRef x)
     }
     }
     return x;
+}
+
+/* A libm function, declared as touching no memory (errno is not read back), so that loops calling it can be
+ * hoisted from and vectorised. */
+static LLVMValueRef call_libm(Cg *cg, const char *name, LLVMTypeRef t, LLVMValueRef *args, int arity)
+{
+    LLVMTypeRef params[2] = {t, t};
+    LLVMTypeRef fty = LLVMFunctionType(t, params, (unsigned)arity, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
+    if (!fn) {
+        fn = LLVMAddFunction(cg->mod, name, fty);
+        static const char *const flags[] = {"nounwind", "willreturn", "nosync", "nofree"};
+        for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+            unsigned kind = LLVMGetEnumAttributeKindForName(flags[i], strlen(flags[i]));
+            LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, 0));
+        }
+        unsigned memory = LLVMGetEnumAttributeKindForName("memory", 6);
+        if (memory) /* memory(none): the encoded MemoryEffects of no access is 0 */
+            LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, memory, 0));
+    }
+    return LLVMBuildCall2(cg->b, fty, fn, args, (unsigned)arity, "");
 }
 
 /* Functions with an LLVM intrinsic; the others are libm calls (name, and name + "f" for float32). */
@@ -328,10 +351,15 @@ LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args)
         return LLVMBuildFCmp(cg->b, f == IR_MATH_ISINF ? LLVMRealOEQ : LLVMRealOLT, ab, inf, "");
     }
     const char *intr = math_intrinsic(f);
-    if (intr) return cg_call_intrinsic(cg, intr, t, args, arity);
-    char name[32];
-    const char *base = libm_name(f);
-    snprintf(name, sizeof name, "%s%s", base ? base : "sqrt", t == cg->f32 ? "f" : "");
-    LLVMTypeRef params[2] = {t, t};
-    return cg_call_rt(cg, name, t, params, args, arity);
+    LLVMValueRef call;
+    if (intr) {
+        call = cg_call_intrinsic(cg, intr, t, args, arity);
+    } else {
+        char name[32];
+        const char *base = libm_name(f);
+        snprintf(name, sizeof name, "%s%s", base ? base : "sqrt", t == cg->f32 ? "f" : "");
+        call = call_libm(cg, name, t, args, arity);
+    }
+    cg_vecmath_annotate(cg, call, f, t);
+    return call;
 }

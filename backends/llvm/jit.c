@@ -3,6 +3,7 @@
  * Runtime functions are given to the JIT as absolute symbols (they are hidden in our shared object); libm is
  * found in the process. Compiled code is never unloaded. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -22,24 +23,35 @@ static void set_llvm_error(LkDiag *diag, const char *what, LLVMErrorRef err)
     LLVMDisposeErrorMessage(msg);
 }
 
-static bool define_runtime_symbols(LkDiag *diag)
+static bool define_absolute_symbols(const RtSymbol *syms, int n, LkDiag *diag)
 {
-    int n;
-    const RtSymbol *syms = rt_symbols(&n);
-    LLVMOrcCSymbolMapPair pairs[32];
-    for (int i = 0; i < n && i < 32; i++) {
+    if (n == 0) return true;
+    LLVMOrcCSymbolMapPair *pairs = calloc((size_t)n, sizeof *pairs);
+    for (int i = 0; i < n; i++) {
         pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
         pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
         pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
         pairs[i].Sym.Flags.TargetFlags = 0;
     }
     LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)n);
+    free(pairs);
     LLVMErrorRef err = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
     if (err) {
         set_llvm_error(diag, "defining runtime symbols", err);
         return false;
     }
     return true;
+}
+
+/* The runtime's functions (hidden in our shared object) and libmvec's vector math variants. */
+static bool define_runtime_symbols(LkDiag *diag)
+{
+    int n;
+    const RtSymbol *syms = rt_symbols(&n);
+    if (!define_absolute_symbols(syms, n, diag)) return false;
+    static RtSymbol variants[CG_MAX_VARIANTS * 2];
+    int nvariants = cg_vecmath_symbols(variants, CG_MAX_VARIANTS * 2);
+    return define_absolute_symbols(variants, nvariants, diag);
 }
 
 bool cg_jit_init(LkDiag *diag)

@@ -215,8 +215,14 @@ def prange(*args):
 
 
 class runtime:
-    """The runtime's counters: runtime.stats() -> {'allocations', 'frees', 'live_bytes'}."""
+    """The runtime's memory: runtime.stats() -> {'allocations', 'frees', 'live_bytes', 'cached_bytes'};
+    runtime.release_cached_memory() frees the blocks of freed arrays kept for reuse (at most
+    LORIKEET_BUFFER_CACHE_MB, default 256 MiB)."""
 
     @staticmethod
     def stats():
         return _lorikeet.runtime_stats()
+
+    @staticmethod
+    def release_cached_memory():
+        _lorikeet.release_cached_memory()
