@@ -205,7 +205,9 @@ def main(argv=None):
     log(t0, f"machine: {info['cpu']}, {info['cores']} cores; measuring copy bandwidth")
     bandwidth = machine.copy_bandwidth()
     dram_bandwidth = machine.copy_bandwidth(2 ** 30, repeats=4)
-    log(t0, f"copy bandwidth: {bandwidth['gbs']:.1f} GB/s at 80 MiB, {dram_bandwidth['gbs']:.1f} GB/s at 1 GiB")
+    all_cores_bandwidth = machine.copy_bandwidth(threads=info["cores"]) if info["cores"] > 1 else bandwidth
+    log(t0, f"copy bandwidth: {bandwidth['gbs']:.1f} GB/s at 80 MiB, {dram_bandwidth['gbs']:.1f} GB/s at 1 GiB, "
+            f"{all_cores_bandwidth['gbs']:.1f} GB/s at 80 MiB with {info['cores']} threads")
     requested = [b.strip() for b in args.backends.split(",") if b.strip()] if args.backends else None
     backends, backend_status = probe_backends(requested)
     log(t0, "lorikeet backends: " + "; ".join(f"{b}: {s}" for b, s in backend_status.items()))
@@ -213,7 +215,7 @@ def main(argv=None):
     record = {"schema": 1, "mode": args.mode, "command": "python -m benchmarks " + " ".join(sys.argv[1:]),
               "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
               "machine": info, "versions": machine.versions(), "copy_bandwidth": bandwidth,
-              "copy_bandwidth_dram": dram_bandwidth,
+              "copy_bandwidth_dram": dram_bandwidth, "copy_bandwidth_all_cores": all_cores_bandwidth,
               "load_average_before": os.getloadavg(), "backends": backend_status, "backends_run": backends, "workloads": [], "sweeps": []}
     for k, job in enumerate(jobs, 1):
         label = job if job.startswith("sweep:") else f"{job} ({BY_NAME[job].describe(BY_NAME[job].sizes[args.mode])})"

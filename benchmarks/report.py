@@ -74,20 +74,27 @@ def table_rows(record):
 
 
 def bandwidth_rows(record):
-    """Achieved GB/s of the memory-bound workloads, and lorikeet's as a share of the measured copy bandwidth."""
+    """Achieved GB/s of the memory-bound workloads, and lorikeet's as a share of the copy bandwidth measured in the
+    same run: a serial backend against the one-thread copy, a parallel one (openmp) against the all-cores copy."""
     bw = record["copy_bandwidth"]["gbs"]
+    bw_all = record.get("copy_bandwidth_all_cores", {}).get("gbs")
     lk = lorikeet_tools(record)
     tools = [NUMPY, NUMBA, NUMBA_PAR] + lk
-    head = ["workload", "bytes moved"] + [f"{label(t)} GB/s" for t in tools] + [f"{label(t)} % of copy" for t in lk]
+
+    def reference(tool):
+        return bw_all if bw_all and tool.endswith("openmp") else bw
+
+    head = ["workload", "bytes moved"] + [f"{label(t)} GB/s" for t in tools]
+    head += [f"{label(t)} % of {'all-cores ' if reference(t) is bw_all else ''}copy" for t in lk]
     rows = []
     for wl in record["workloads"]:
         if not wl["memory_bound"] or "_job" in wl["results"]:
             continue
         gbs = [wl["results"].get(t, {}).get("gbs") for t in tools]
         row = [wl["name"], f"{wl['bytes_moved'] / 1e6:,.0f} MB"] + ["—" if g is None else f"{g:.1f}" for g in gbs]
-        row += ["—" if g is None else f"{100 * g / bw:.0f}%" for g in gbs[len(tools) - len(lk):]]
+        row += ["—" if g is None else f"{100 * g / reference(t):.0f}%" for t, g in zip(lk, gbs[len(tools) - len(lk):])]
         rows.append(row)
-    head[1] += f" (copy: {bw:.1f} GB/s)"
+    head[1] += f" (copy: {bw:.1f} GB/s" + (f"; all cores: {bw_all:.1f} GB/s)" if bw_all else ")")
     return head, rows
 
 
@@ -126,6 +133,13 @@ def _dram(record):
             else f"; {dram['gbs']:.1f} GB/s with 1 GiB arrays")
 
 
+def _all_cores(record):
+    every = record.get("copy_bandwidth_all_cores")
+    if not every or every.get("threads", 1) == 1:
+        return ""
+    return f"; **{every['gbs']:.1f} GB/s** with {every['threads']} threads copying at once (80 MiB in all)"
+
+
 def _load(record, when):
     load = record.get(f"load_average_{when}")
     return ", ".join(f"{x:.1f}" for x in load) if load else "?"
@@ -148,7 +162,7 @@ def md_section(record, path, images):
             f"- Versions: Python {v['python']}, NumPy {v['numpy']}, Numba {v.get('numba') or 'not installed'}"
             f" (llvmlite {v.get('llvmlite') or '—'}), lorikeet {commit} (extension built {v.get('lorikeet_build', '?')})",
             f"- Copy bandwidth (STREAM-like): **{record['copy_bandwidth']['gbs']:.1f} GB/s** "
-            f"({record['copy_bandwidth']['method']}){_dram(record)}",
+            f"({record['copy_bandwidth']['method']}){_dram(record)}{_all_cores(record)}",
             "- lorikeet backends: " + "; ".join(f"`{b}`: {s}" for b, s in record["backends"].items()),
             f"- Load average (1, 5, 15 min) before / after the run: {_load(record, 'before')} / "
             f"{_load(record, 'after')} (other work on the machine makes times noisier)",
