@@ -62,6 +62,8 @@ LLVMValueRef cg_truth(Cg *cg, LLVMValueRef v, const IrType *t);
 LLVMValueRef cg_i64(Cg *cg, int64_t v);
 LLVMValueRef cg_call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload, LLVMValueRef *args, int n);
 LLVMValueRef cg_call_rt(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, LLVMValueRef *args, int n);
+/* the same, of a function that reads and writes no memory the code can see (may be hoisted, merged, vectorised) */
+LLVMValueRef cg_call_pure(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, LLVMValueRef *args, int n);
 
 /* emit_stmt.c */
 LLVMValueRef cg_expr(Cg *cg, const IrNode *n);

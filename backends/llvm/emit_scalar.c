@@ -265,16 +265,16 @@ LLVMValueRef cg_unop(Cg *cg, const IrNode *n, LLVMValueRef x)
     return x;
 }
 
-/* A libm function, declared as touching no memory (errno is not read back), so that loops calling it can be
- * hoisted from and vectorised. */
-static LLVMValueRef call_libm(Cg *cg, const char *name, LLVMTypeRef t, LLVMValueRef *args, int arity)
+/* A call of an external function declared as touching no memory, so that LLVM may hoist it out of loops, merge
+ * repeated calls and vectorise loops that make it: libm's functions (errno is never read back) and the runtime's
+ * getters of settings that cannot change during a call. */
+LLVMValueRef cg_call_pure(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, LLVMValueRef *args, int n)
 {
-    LLVMTypeRef params[2] = {t, t};
-    LLVMTypeRef fty = LLVMFunctionType(t, params, (unsigned)arity, 0);
+    LLVMTypeRef fty = LLVMFunctionType(ret, params, (unsigned)n, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
     if (!fn) {
         fn = LLVMAddFunction(cg->mod, name, fty);
-        static const char *const flags[] = {"nounwind", "willreturn", "nosync", "nofree"};
+        static const char *const flags[] = {"nounwind", "willreturn", "nosync", "nofree", "speculatable"};
         for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
             unsigned kind = LLVMGetEnumAttributeKindForName(flags[i], strlen(flags[i]));
             LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, 0));
@@ -283,7 +283,7 @@ static LLVMValueRef call_libm(Cg *cg, const char *name, LLVMTypeRef t, LLVMValue
         if (memory) /* memory(none): the encoded MemoryEffects of no access is 0 */
             LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, memory, 0));
     }
-    return LLVMBuildCall2(cg->b, fty, fn, args, (unsigned)arity, "");
+    return LLVMBuildCall2(cg->b, fty, fn, args, (unsigned)n, "");
 }
 
 /* Functions with an LLVM intrinsic; the others are libm calls (name, and name + "f" for float32). */
@@ -358,7 +358,8 @@ LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args)
         char name[32];
         const char *base = libm_name(f);
         snprintf(name, sizeof name, "%s%s", base ? base : "sqrt", t == cg->f32 ? "f" : "");
-        call = call_libm(cg, name, t, args, arity);
+        LLVMTypeRef params[2] = {t, t};
+        call = cg_call_pure(cg, name, t, params, args, arity);
     }
     cg_vecmath_annotate(cg, call, f, t);
     return call;

@@ -131,11 +131,12 @@ void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work)
     cg_check_status(cg, status);
 }
 
-/* work >= the team threshold, asked of the runtime at run time (it can be changed with
- * lk.set_parallel_threshold and is fixed per loop at its start). */
+/* work >= the team threshold, asked of the runtime at run time. It is changed only by lk.set_parallel_threshold,
+ * never while compiled code runs that could see it, so the query is pure: LLVM may hoist it out of the loops
+ * around a small reduction instead of calling it for every one (growcut's 3-element sums). */
 LLVMValueRef cg_worth_a_team(Cg *cg, LLVMValueRef work)
 {
-    LLVMValueRef thr = cg_call_rt(cg, "rt_get_parallel_threshold", cg->i64, NULL, NULL, 0);
+    LLVMValueRef thr = cg_call_pure(cg, "rt_get_parallel_threshold", cg->i64, NULL, NULL, 0);
     return LLVMBuildICmp(cg->b, LLVMIntSGE, work, thr, "");
 }
 
