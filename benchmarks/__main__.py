@@ -228,6 +228,12 @@ def main(argv=None):
             record["workloads"].append(workload_record(BY_NAME[job], args.mode, results))
         job_record = (record["sweeps"] if job.startswith("sweep:") else record["workloads"])[-1]
         job_record.update(background_cores=load.cores(), lorikeet_build=build)
+        if job_record.get("bytes_moved"):
+            # the copy of the same footprint (src + dst = the workload's traffic), by one thread and by all cores:
+            # the physical limit the workload's own memory (L3 or DRAM) allows
+            half = job_record["bytes_moved"] // 2
+            job_record["copy_gbs"] = machine.copy_bandwidth(half, repeats=5)["gbs"]
+            job_record["copy_all_cores_gbs"] = machine.copy_bandwidth(half, repeats=5, threads=info["cores"])["gbs"]
         if machine.lorikeet_build() != build:
             job_record["lorikeet_rebuilt_during_job"] = True
     record["elapsed_s"] = round(time.time() - t0, 1)
