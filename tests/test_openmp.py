@@ -179,6 +179,52 @@ def test_python_threads_calling_at_once_get_correct_results():
         assert r[0] == pytest.approx(expected[0], rel=1e-12)
 
 
+def matmul_and_sum(x, y):
+    return (x @ y).sum(), np.sum(x * 2.0)
+
+
+BLAS_SCRIPT = r"""
+import sys, threading
+import numpy as np
+import lorikeet as lk
+sys.path.insert(0, sys.argv[1])
+import test_openmp as t
+rng = np.random.default_rng(1)
+x, y = rng.random((300, 200)), rng.random((200, 300))
+f = lk.jit(t.matmul_and_sum, backend="openmp")
+expected = ((x @ y).sum(), np.sum(x * 2.0))
+bad = []
+def blas():
+    for _ in range(40):
+        if not np.allclose(np.dot(x, y), x @ y):
+            bad.append("blas")
+def ours():
+    for _ in range(40):
+        got = f(x, y)
+        if abs(got[0] - expected[0]) > 1e-9 * abs(expected[0]) or abs(got[1] - expected[1]) > 1e-9 * abs(expected[1]):
+            bad.append(("lorikeet", got, expected))
+threads = [threading.Thread(target=g) for g in (blas, ours, blas, ours)]
+for th in threads: th.start()
+for th in threads: th.join()
+print("bad:", bad)
+sys.exit(1 if bad else 0)
+"""
+
+
+def test_next_to_numpys_blas_threads_no_deadlock_and_right_results():
+    """NumPy's BLAS (OpenBLAS, with threads of its own) and lorikeet's team used at once from Python threads, in a
+    fresh process: both give right results and the process finishes (a deadlock would hit the timeout)."""
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join([os.path.join(here, "..", "pyshim"), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path, LORIKEET_PARALLEL_THRESHOLD="0")
+    r = subprocess.run([sys.executable, "-c", BLAS_SCRIPT, here], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_runs_parallel_code():
     f = lk.jit(reductions, backend="openmp")
