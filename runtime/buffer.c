@@ -13,17 +13,18 @@ static _Atomic int64_t n_allocations, n_frees, n_live_bytes;
  * that returns a fresh 80 MB array pays for 20 000 page faults on every call (about 30 ms here, more than the
  * arithmetic). Keeping the last few freed large blocks lets the next call of the same shape reuse memory whose
  * pages are already mapped, as CuPy's and PyTorch's memory pools do. Bounded: at most CACHE_SLOTS blocks and
- * cache_limit bytes (LORIKEET_BUFFER_CACHE_MB, default 256; 0 turns it off). A block is reused only for a request
- * of at least half its size, so little is wasted. Buffers are freed from any thread, so it is under a mutex. */
+ * cache_limit bytes (LORIKEET_BUFFER_CACHE_MB, default 256; 0 turns it off), the oldest evicted first. A block is
+ * reused only for a request of at least half its size, so little is wasted. Buffers are freed from any thread, so it is under a mutex. */
 #define CACHE_MIN_BYTES ((size_t)1 << 20)
 #define CACHE_SLOTS 4
 static struct {
     pthread_mutex_t lock;
     void *blocks[CACHE_SLOTS];
     size_t sizes[CACHE_SLOTS];
+    uint64_t ages[CACHE_SLOTS], clock; /* when each block was given: the oldest is evicted first */
     size_t bytes;
     int64_t limit; /* -1: not read yet */
-} cache = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0, -1};
+} cache = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, {0}, 0, 0, -1};
 
 static size_t cache_limit(void)
 {
@@ -54,20 +55,35 @@ static void *cache_take(size_t size)
     return mem;
 }
 
-/* Keeps mem (of size bytes) if there is room; else frees it. */
+/* Keeps mem (of size bytes), evicting the least recently given blocks to make room (the newest block is the
+ * likeliest to be asked for next: the same function called again); a block larger than the whole cache is freed. */
 static void cache_give(void *mem, size_t size)
 {
+    void *evicted[CACHE_SLOTS];
+    int nevicted = 0;
     pthread_mutex_lock(&cache.lock);
-    if (size >= CACHE_MIN_BYTES && cache.bytes + size <= cache_limit())
-        for (int i = 0; i < CACHE_SLOTS; i++)
-            if (!cache.blocks[i]) {
-                cache.blocks[i] = mem;
-                cache.sizes[i] = size;
+    if (size >= CACHE_MIN_BYTES && size <= cache_limit()) {
+        for (;;) {
+            int free_slot = -1, oldest = -1;
+            for (int i = 0; i < CACHE_SLOTS; i++) {
+                if (!cache.blocks[i]) free_slot = i;
+                else if (oldest < 0 || cache.ages[i] < cache.ages[oldest]) oldest = i;
+            }
+            if (free_slot >= 0 && cache.bytes + size <= cache_limit()) {
+                cache.blocks[free_slot] = mem;
+                cache.sizes[free_slot] = size;
+                cache.ages[free_slot] = ++cache.clock;
                 cache.bytes += size;
                 mem = NULL;
                 break;
             }
+            evicted[nevicted++] = cache.blocks[oldest];
+            cache.bytes -= cache.sizes[oldest];
+            cache.blocks[oldest] = NULL;
+        }
+    }
     pthread_mutex_unlock(&cache.lock);
+    for (int i = 0; i < nevicted; i++) free(evicted[i]);
     free(mem);
 }
 

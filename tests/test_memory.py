@@ -245,6 +245,22 @@ def test_freed_large_arrays_are_reused_without_mixing_up_results():
     assert lk.runtime.stats()["cached_bytes"] == 0
 
 
+def test_the_newest_freed_block_evicts_older_ones():
+    """With every slot taken by older blocks, a newly freed large array is still kept (the oldest go)."""
+    f = lk.jit(scaled)
+    lk.runtime.release_cached_memory()
+    small = [f(np.ones(1 << 18), 2.0) for _ in range(6)]  # 2 MiB each, more than the cache has slots
+    del small
+    gc.collect()
+    big = f(np.ones(1 << 21), 2.0)  # 16 MiB
+    del big
+    gc.collect()
+    assert lk.runtime.stats()["cached_bytes"] >= 16 << 20
+    again = f(np.ones(1 << 21), 3.0)
+    assert lk.runtime.stats()["cached_bytes"] < 16 << 20  # taken back for the same size
+    assert np.array_equal(again, np.full(1 << 21, 3.0))
+
+
 def test_buffer_cache_is_bounded_in_a_fresh_process():
     """LORIKEET_BUFFER_CACHE_MB bounds what freed arrays keep; 0 turns the cache off."""
     here = os.path.dirname(os.path.abspath(__file__))
