@@ -125,6 +125,7 @@ void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, L
 int cg_vecmath_symbols(RtSymbol *syms, int max); /* once per process: the variants found, for the JIT */
 void cg_vecmath_annotate(Cg *cg, LLVMValueRef call, IrMathFn f, LLVMTypeRef elem);
 void cg_vecmath_finish(Cg *cg);                  /* after emission: keeps the declared variants alive */
+bool cg_vecmath_has(IrMathFn f);                 /* f has a vector variant here */
 
 /* jit.c */
 bool cg_jit_init(LkDiag *diag);

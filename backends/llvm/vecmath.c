@@ -114,6 +114,14 @@ int cg_vecmath_symbols(RtSymbol *syms, int max)
     return n;
 }
 
+bool cg_vecmath_has(IrMathFn f)
+{
+    if (!mvec.enabled || !mvec_base(f)) return false;
+    for (int k = 0; k < mvec.nisas; k++)
+        if (mvec.found[f][0][k]) return true;
+    return false;
+}
+
 /* Declares the variant and remembers it for @llvm.compiler.used. */
 static void declare_variant(Cg *cg, const char *name, LLVMTypeRef elem, int lanes, int arity)
 {
