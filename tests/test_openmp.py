@@ -283,3 +283,27 @@ def test_flattened_scans_match_cpu():
     np.testing.assert_allclose(c[2], o[2], rtol=1e-12)
     np.testing.assert_allclose(c[3], o[3], rtol=1e-10)
     np.testing.assert_array_equal(o[1], np.cumsum(I))
+
+
+# Each kind of data-parallel node, outermost in its function, is outlined and handed to the team
+# (rt_parallel_for in the optimised LLVM IR); the cpu backend never calls it.
+NODE_KINDS = {
+    "map": (lambda a: a * 2.0 + 1.0, (A,)),
+    "imap": (lambda n: lk.imap(lambda i: i * 3, n), (N,)),
+    "outer_map": (lambda a: lk.outer_map(lambda x, y: x * y, a[:600], a[:600]), (A,)),
+    "reduce": (lambda a: np.sum(a * a), (A,)),
+    "user_reduce": (lambda a: lk.reduce(lambda x, y: max(x, y), a), (A,)),
+    "ireduce": (lambda n: lk.ireduce(lambda i: i * 2, lambda x, y: x + y, n, 0), (N,)),
+    "argmax": (lambda a: np.argmax(a), (A,)),
+    "scan": (lambda a: np.cumsum(a), (A,)),
+    "axis_reduce": (lambda m: m.sum(axis=1), (M,)),
+    "prange": (prange_writes, (np.empty(N), A)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NODE_KINDS))
+def test_each_data_parallel_node_runs_on_the_team(kind):
+    fn, args = NODE_KINDS[kind]
+    assert "rt_parallel_for" in lk.jit(fn, backend="openmp").inspect_llvm(*args)
+    assert "rt_parallel_for" not in lk.jit(fn, backend="cpu").inspect_llvm(*args)
+    np.testing.assert_allclose(lk.jit(fn, backend="openmp")(*args), lk.jit(fn, backend="cpu")(*args), rtol=1e-12)
