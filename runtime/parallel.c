@@ -2,8 +2,9 @@
  *
  * The OpenMP runtime is GCC's libgomp, loaded once with dlopen at the first parallel loop, so lorikeet builds and
  * runs where it is missing (loops then run on one thread). Compiled code calls rt_parallel_for with an outlined
- * chunk function; each thread runs a contiguous block of the iterations (static schedule) with a context of its
- * own (its errors and its allocations), merged into the caller's when the team joins. Loops with too little
+ * chunk function; the threads take contiguous chunks of the iterations from a shared counter (a few chunks per
+ * thread, see run_member), each chunk with a context of its own (its errors and its allocations), merged into
+ * the caller's in chunk order when the team joins. Loops with too little
  * work to pay for waking the team run on the calling thread.
  *
  * Fork safety: a child process made by fork() while a team exists cannot use libgomp's threads; after fork the
@@ -99,21 +100,25 @@ typedef struct Team {
     RtChunkFn fn;
     void *data;
     int64_t n;
-    int nthreads;
+    int nchunks;
     RtCtx *ctxs;
     int *status;
+    _Atomic int next; /* the next chunk nobody has taken */
 } Team;
 
-/* Each member runs the chunks c = tid, tid + size, ... of the nthreads planned: all of them even when the
- * runtime gave a smaller team than asked for. */
+/* The iterations are cut into CHUNKS_PER_THREAD contiguous chunks per thread, which the members take in order
+ * from a shared counter (dynamic scheduling): a thread that the OS or the hypervisor preempts, or one whose
+ * core is shared with another process, delays only the chunk it holds, and the others take the rest. Chunk c
+ * always covers the same iterations and writes slot c of per-chunk results (partial sums, scan totals,
+ * contexts), which are combined in chunk order: results do not depend on which thread ran what. */
+#define CHUNKS_PER_THREAD 4
+
 static void run_member(void *arg)
 {
     Team *t = arg;
-    int tid = omp_thread_num(), size = omp_num_threads();
-    if (size < 1) size = 1;
     in_team = 1;
-    int64_t per = t->n / t->nthreads, extra = t->n % t->nthreads;
-    for (int c = tid; c < t->nthreads; c += size) {
+    int64_t per = t->n / t->nchunks, extra = t->n % t->nchunks;
+    for (int c = atomic_fetch_add(&t->next, 1); c < t->nchunks; c = atomic_fetch_add(&t->next, 1)) {
         int64_t lo = c * per + (c < extra ? c : extra);
         int64_t hi = lo + per + (c < extra ? 1 : 0);
         t->status[c] = lo < hi ? t->fn(&t->ctxs[c], t->data, lo, hi, c) : 0;
@@ -127,19 +132,22 @@ int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t wor
     if (n < nthreads) nthreads = (int)(n > 0 ? n : 1);
     if (nthreads <= 1 || in_team || work < atomic_load(&threshold) || atomic_load(&forked) || rt_parallel_unavailable())
         return fn(ctx, data, 0, n, 0);
+    int64_t nchunks = (int64_t)nthreads * CHUNKS_PER_THREAD;
+    if (nchunks > RT_MAX_THREADS) nchunks = RT_MAX_THREADS;
+    if (nchunks > n) nchunks = n;
     RtCtx ctxs[RT_MAX_THREADS];
     int status[RT_MAX_THREADS];
-    for (int i = 0; i < nthreads; i++) {
+    for (int i = 0; i < nchunks; i++) {
         ctxs[i].status = LK_OK;
         ctxs[i].diag.kind = LK_OK;
         ctxs[i].buffers = NULL;
         status[i] = 0;
     }
-    Team team = {fn, data, n, nthreads, ctxs, status};
+    Team team = {fn, data, n, (int)nchunks, ctxs, status, 0};
     gomp_parallel(run_member, &team, (unsigned)nthreads, 0);
-    /* the team's allocations join the call's list; the first thread's error (in iteration order) is reported */
+    /* the chunks' allocations join the call's list; the first chunk's error (in iteration order) is reported */
     int result = 0;
-    for (int i = 0; i < nthreads; i++) {
+    for (int i = 0; i < nchunks; i++) {
         RtBuffer *b = ctxs[i].buffers;
         while (b) {
             RtBuffer *next = b->next;

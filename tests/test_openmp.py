@@ -307,3 +307,22 @@ def test_each_data_parallel_node_runs_on_the_team(kind):
     assert "rt_parallel_for" in lk.jit(fn, backend="openmp").inspect_llvm(*args)
     assert "rt_parallel_for" not in lk.jit(fn, backend="cpu").inspect_llvm(*args)
     np.testing.assert_allclose(lk.jit(fn, backend="openmp")(*args), lk.jit(fn, backend="cpu")(*args), rtol=1e-12)
+
+
+def test_float_results_do_not_depend_on_which_thread_ran_what():
+    """Threads take chunks dynamically, but each chunk's partial result has its slot and the slots are combined
+    in order: the same call gives the same bits every time, from several Python threads at once too."""
+    f = lk.jit(lambda a: (np.sum(a * 1.1), np.cumsum(a)[-1], lk.reduce(lambda x, y: x + y, a)), backend="openmp")
+    first = f(A)
+    results = []
+
+    def worker():
+        for _ in range(10):
+            results.append(f(A))
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 30 and all(r == first for r in results)
