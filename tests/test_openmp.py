@@ -218,6 +218,16 @@ def test_argmin_argmax_and_user_reductions_match_cpu():
     assert o[3] == pytest.approx(ref[3])
 
 
+def wider_init_reductions(a, i):
+    return lk.reduce(lambda x, y: x + y, i, init=0.5), lk.reduce(lambda x, y: max(x, y), i, init=-1e300)
+
+
+def test_user_reduction_with_an_init_of_a_wider_type():
+    # fn is typed for (float, int): it cannot merge two threads' float results, so these stay on one thread
+    c, o = both(wider_init_reductions, A, I)
+    assert c == o == (int(I.sum()) + 0.5, float(I.max()))
+
+
 def test_user_reduction_of_nothing_raises_on_the_team():
     def f(a):
         return lk.reduce(lambda x, y: x + y, a)

@@ -66,6 +66,14 @@ static LLVMValueRef apply_combine(Cg *cg, const IrCombine *c, LLVMValueRef a, LL
     return cg_expr(cg, c->body);
 }
 
+/* Whether the user's combine can merge two partial results: on the team, one thread's result becomes fn's
+ * element argument, so the accumulator must have the elements' type. An init of a wider type (a float init
+ * over ints) makes fn's body typed for (float, int) only, and such a combine stays on one thread. */
+static bool combine_takes_partials(const IrCombine *c)
+{
+    return c->acc_param->type->dtype == c->elem_param->type->dtype;
+}
+
 static LLVMValueRef combine(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef a, LLVMValueRef x)
 {
     if (m->red_op == IR_RED_FUNC) return apply_combine(cg, m->combine, a, x);
@@ -474,7 +482,8 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
     bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || op == IR_RED_NANMIN || op == IR_RED_NANMAX || is_arg ||
                        (op == IR_RED_FUNC && !n->u.reduce.combine.init);
-    if (n->u.reduce.axis < 0 && (op == IR_RED_FUNC || is_arg) && cg_on_team(cg) && m.ndim > 0) {
+    bool partials_ok = is_arg || (op == IR_RED_FUNC && combine_takes_partials(&n->u.reduce.combine));
+    if (n->u.reduce.axis < 0 && partials_ok && cg_on_team(cg) && m.ndim > 0) {
         if (is_arg) {
             LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
             for (int d = 0; d < m.ndim; d++)
