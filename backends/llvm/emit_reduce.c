@@ -302,8 +302,10 @@ typedef struct Partials {
     IrDtype dt;
     LLVMTypeRef vt;                   /* the accumulated value's type */
     LLVMValueRef values, flags, idx;  /* [RT_MAX_THREADS] arrays in the enclosing function */
+    LLVMValueRef lo, hi;              /* ... and, for a scan, the rows each thread's chunk covered */
     LLVMValueRef acc, have, best_idx; /* the combination, as allocas */
-    bool init_mode;
+    LLVMValueRef carry, carry_have;   /* a scan: [RT_MAX_THREADS], what each chunk starts from (if anything) */
+    LLVMValueRef nchunks;             /* ... and how many chunks the first pass ran, an alloca */
 } Partials;
 
 static LLVMValueRef slot(Cg *cg, LLVMTypeRef et, LLVMValueRef arr, LLVMValueRef t)
@@ -318,6 +320,8 @@ static void init_partial(Cg *cg, LLVMValueRef *t, void *env)
     LLVMBuildStore(cg->b, LLVMConstNull(p->vt), slot(cg, p->vt, p->values, t[0]));
     if (p->flags) LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), slot(cg, cg->i1, p->flags, t[0]));
     if (p->idx) LLVMBuildStore(cg->b, cg_i64(cg, 0), slot(cg, cg->i64, p->idx, t[0]));
+    if (p->lo) LLVMBuildStore(cg->b, cg_i64(cg, 0), slot(cg, cg->i64, p->lo, t[0]));
+    if (p->hi) LLVMBuildStore(cg->b, cg_i64(cg, 0), slot(cg, cg->i64, p->hi, t[0]));
 }
 
 /* the user's combine over the threads' partials, in thread order, skipping threads that saw nothing */
@@ -357,23 +361,32 @@ static void combine_arg_partial(Cg *cg, LLVMValueRef *t, void *env)
     LLVMBuildStore(cg->b, LLVMBuildOr(cg->b, have, started, ""), p->have);
 }
 
-/* lk.reduce with a function, or argmin/argmax, over everything, on the team. Each thread starts from nothing
- * (a started flag, or the identity with index 0), and the partials are combined in thread order. Returns
- * the value (FUNC) or the index (arg); an empty input raises as on one thread. */
-static LLVMValueRef reduce_all_special_on_team(Cg *cg, CgMap *m, IrDtype dt, const IrNode *n)
+/* The work of a reduction or scan for the team threshold: the map's body and the user's combine, if any, for
+ * each element. */
+static LLVMValueRef special_work(Cg *cg, CgMap *m)
+{
+    LLVMValueRef work = cg_map_work(cg, m, m->map->u.map.body);
+    if (m->red_op != IR_RED_FUNC) return work;
+    return LLVMBuildAdd(cg->b, work, cg_map_work(cg, m, m->combine->body), "");
+}
+
+/* Each thread reduces its chunk of m from nothing: with the user's combine and a started flag, or (argmin,
+ * argmax) from the identity with index 0. Its result goes to its slot of p: values, flags (whether it holds
+ * one) and idx (arg), and, where p->lo and p->hi are given, the rows its chunk covered. */
+static void special_partials_on_team(Cg *cg, CgMap *m, Partials *p, LLVMValueRef work)
 {
     bool is_arg = m->red_op != IR_RED_FUNC;
-    LLVMTypeRef vt = is_arg ? cg_type(cg, ir_type_scalar(dt)) : cg_type(cg, m->combine->acc_param->type);
-    Partials p = {m, dt, vt};
-    p.values = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "partials");
-    p.flags = cg_alloca(cg, LLVMArrayType(cg->i1, RT_MAX_THREADS), "started");
-    p.idx = is_arg ? cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "argidx") : NULL;
-    over_partials(cg, init_partial, &p);
+    LLVMTypeRef vt = p->vt;
+    p->values = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "partials");
+    p->flags = cg_alloca(cg, LLVMArrayType(cg->i1, RT_MAX_THREADS), "started");
+    p->idx = is_arg ? cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "argidx") : NULL;
+    over_partials(cg, init_partial, p);
     CgOutline o = {0};
     CgMapCaps c;
     cg_map_capture(&o, m, &c);
-    int cv = cg_capture(&o, p.values), cf = cg_capture(&o, p.flags), ci = is_arg ? cg_capture(&o, p.idx) : -1;
-    LLVMValueRef work = cg_map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
+    int cv = cg_capture(&o, p->values), cf = cg_capture(&o, p->flags), ci = is_arg ? cg_capture(&o, p->idx) : -1;
+    int clo = p->lo ? cg_capture(&o, p->lo) : -1, chi = p->hi ? cg_capture(&o, p->hi) : -1;
+    LLVMValueRef rows = m->dims[0];
     IrNode *exprs[2] = {m->map->u.map.body, is_arg ? NULL : m->combine->body};
     cg_outline_begin(cg, &o, exprs, 2, NULL);
     cg->par_depth++;
@@ -383,7 +396,7 @@ static LLVMValueRef reduce_all_special_on_team(Cg *cg, CgMap *m, IrDtype dt, con
     LLVMValueRef tid = LLVMBuildZExt(cg->b, o.tid, cg->i64, "");
     if (is_arg) {
         mine.sink = CG_SINK_ARG_ALL;
-        LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), mine.acc);
+        LLVMBuildStore(cg->b, red_identity(cg, m->red_op, p->dt), mine.acc);
         mine.arg_index = cg_alloca(cg, cg->i64, "argidx");
         LLVMBuildStore(cg->b, cg_i64(cg, 0), mine.arg_index);
     } else {
@@ -397,17 +410,31 @@ static LLVMValueRef reduce_all_special_on_team(Cg *cg, CgMap *m, IrDtype dt, con
     LLVMBuildStore(cg->b, is_arg ? LLVMBuildICmp(cg->b, LLVMIntSLT, o.lo, o.hi, "") : LLVMBuildLoad2(cg->b, cg->i1, mine.started, ""),
                    slot(cg, cg->i1, cg_outline_get(&o, cf), tid));
     if (is_arg) LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg->i64, mine.arg_index, ""), slot(cg, cg->i64, cg_outline_get(&o, ci), tid));
+    if (clo >= 0) LLVMBuildStore(cg->b, o.lo, slot(cg, cg->i64, cg_outline_get(&o, clo), tid));
+    if (chi >= 0) LLVMBuildStore(cg->b, o.hi, slot(cg, cg->i64, cg_outline_get(&o, chi), tid));
     cg->par_depth--;
     cg_outline_end(cg, &o, rows, work);
-    p.acc = cg_alloca(cg, vt, "combined");
-    p.have = cg_alloca(cg, cg->i1, "have");
-    if (!is_arg && m->combine->init) {
-        LLVMBuildStore(cg->b, cg_expr(cg, m->combine->init), p.acc);
-        LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 1, 0), p.have);
-    } else {
-        LLVMBuildStore(cg->b, LLVMConstNull(vt), p.acc);
-        LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), p.have);
-    }
+}
+
+/* The combination of the partials starts from init (a user's combine with one) or from nothing. */
+static void start_combination(Cg *cg, Partials *p, const IrNode *init)
+{
+    p->acc = cg_alloca(cg, p->vt, "combined");
+    p->have = cg_alloca(cg, cg->i1, "have");
+    LLVMBuildStore(cg->b, init ? cg_expr(cg, init) : LLVMConstNull(p->vt), p->acc);
+    LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, init != NULL, 0), p->have);
+}
+
+/* lk.reduce with a function, or argmin/argmax, over everything, on the team. Each thread starts from nothing
+ * (a started flag, or the identity with index 0), and the partials are combined in thread order. Returns
+ * the value (FUNC) or the index (arg); an empty input raises as on one thread. */
+static LLVMValueRef reduce_all_special_on_team(Cg *cg, CgMap *m, IrDtype dt, const IrNode *n)
+{
+    bool is_arg = m->red_op != IR_RED_FUNC;
+    LLVMTypeRef vt = is_arg ? cg_type(cg, ir_type_scalar(dt)) : cg_type(cg, m->combine->acc_param->type);
+    Partials p = {m, dt, vt};
+    special_partials_on_team(cg, m, &p, special_work(cg, m));
+    start_combination(cg, &p, is_arg ? NULL : m->combine->init);
     if (is_arg) {
         p.best_idx = cg_alloca(cg, cg->i64, "bestidx");
         LLVMBuildStore(cg->b, cg_i64(cg, 0), p.best_idx);
@@ -624,6 +651,92 @@ static LLVMValueRef scan_on_team(Cg *cg, CgMap *m, const IrNode *n)
     return m->out;
 }
 
+/* In chunk order: chunk t starts from carry[t], init (if any) combined with the totals of the chunks before
+ * it; carry_have[t] is false while that is nothing (no init, and every chunk before t empty). The chunks the
+ * first pass ran are counted too: the last slot a thread ran, plus one. */
+static void carry_func_partial(Cg *cg, LLVMValueRef *t, void *env)
+{
+    Partials *p = env;
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, p->vt, p->acc, ""), slot(cg, p->vt, p->carry, t[0]));
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p->have, ""), slot(cg, cg->i1, p->carry_have, t[0]));
+    LLVMValueRef lo = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->lo, t[0]), "");
+    LLVMValueRef hi = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->hi, t[0]), "");
+    LLVMValueRef ran = LLVMBuildICmp(cg->b, LLVMIntSLT, lo, hi, "");
+    LLVMValueRef n = LLVMBuildLoad2(cg->b, cg->i64, p->nchunks, "");
+    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, ran, LLVMBuildAdd(cg->b, t[0], cg_i64(cg, 1), ""), n, ""), p->nchunks);
+    combine_func_partial(cg, t, env);
+}
+
+/* Chunk c of the first pass, scanned again from its carry (or from its first element, when it has none). */
+static void rescan_chunk(Cg *cg, LLVMValueRef *c, void *env)
+{
+    Partials *p = env;
+    CgMap *m = p->m;
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, p->vt, slot(cg, p->vt, p->carry, c[0]), ""), m->acc);
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg->i1, slot(cg, cg->i1, p->carry_have, c[0]), ""), m->started);
+    LLVMValueRef lo = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->lo, c[0]), "");
+    LLVMValueRef hi = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->hi, c[0]), "");
+    cg_map_run_chunk(cg, m, true, lo, hi, false);
+}
+
+/* The second pass runs over the first pass's chunks as recorded (the team splits their count, normally one
+ * chunk per thread), not over a new split of the rows: the team's size may have changed in between (another
+ * Python thread calling lk.set_num_threads), and each carry belongs to its chunk. */
+static void rescan_on_team(Cg *cg, CgMap *m, Partials *p, LLVMValueRef work)
+{
+    CgOutline o = {0};
+    CgMapCaps c;
+    cg_map_capture(&o, m, &c);
+    int ccarry = cg_capture(&o, p->carry), chave = cg_capture(&o, p->carry_have);
+    int clo = cg_capture(&o, p->lo), chi = cg_capture(&o, p->hi);
+    LLVMValueRef nchunks = LLVMBuildLoad2(cg->b, cg->i64, p->nchunks, "");
+    IrNode *exprs[2] = {m->map->u.map.body, m->combine->body};
+    cg_outline_begin(cg, &o, exprs, 2, NULL);
+    cg->par_depth++;
+    CgMap mine = *m;
+    cg_map_restore(&o, &mine, &c);
+    mine.acc = cg_alloca(cg, p->vt, "acc");
+    mine.started = cg_alloca(cg, cg->i1, "started");
+    Partials q = *p;
+    q.m = &mine;
+    q.carry = cg_outline_get(&o, ccarry);
+    q.carry_have = cg_outline_get(&o, chave);
+    q.lo = cg_outline_get(&o, clo);
+    q.hi = cg_outline_get(&o, chi);
+    cg_loop_nest_from(cg, 1, &o.hi, o.lo, o.hi, rescan_chunk, &q, false);
+    cg->par_depth--;
+    cg_outline_end(cg, &o, nchunks, work);
+}
+
+/* lk.scan with a function, flattened, on the team. A user's combine has no identity, so pass 1 only reduces:
+ * each thread its chunk, from its first element. The carries follow, in chunk order; in pass 2 each thread
+ * scans its chunk again from its carry, writing the result. Valid when fn is associative (documented). */
+static LLVMValueRef scan_func_on_team(Cg *cg, CgMap *m, const IrNode *n)
+{
+    LLVMValueRef work = special_work(cg, m);
+    LLVMBasicBlockRef par = cg_new_bb(cg, "scan_team"), seq = cg_new_bb(cg, "scan_alone"), joined = cg_new_bb(cg, "scan_joined");
+    LLVMBuildCondBr(cg->b, cg_shares_work(cg, m->dims[0], work), par, seq); /* else one pass, not two */
+    LLVMPositionBuilderAtEnd(cg->b, seq);
+    cg_map_run(cg, m, true, false);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, par);
+    LLVMTypeRef vt = cg_type(cg, m->combine->acc_param->type);
+    Partials p = {m, n->type->dtype, vt};
+    p.lo = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "chunk_lo");
+    p.hi = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "chunk_hi");
+    special_partials_on_team(cg, m, &p, work);
+    start_combination(cg, &p, m->combine->init);
+    p.carry = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "carry");
+    p.carry_have = cg_alloca(cg, LLVMArrayType(cg->i1, RT_MAX_THREADS), "carry_have");
+    p.nchunks = cg_alloca(cg, cg->i64, "nchunks");
+    LLVMBuildStore(cg->b, cg_i64(cg, 0), p.nchunks);
+    over_partials(cg, carry_func_partial, &p);
+    rescan_on_team(cg, m, &p, work);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, joined);
+    return m->out;
+}
+
 LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
 {
     const IrNode *map = as_map(cg, n->u.scan.input);
@@ -645,7 +758,10 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
             LLVMBuildStore(cg->b, red_identity(cg, m.red_op, dt), m.acc);
         }
         m.sink = CG_SINK_SCAN_ALL;
-        if (cg_on_team(cg) && m.red_op != IR_RED_FUNC && m.ndim > 0) return scan_on_team(cg, &m, n);
+        if (cg_on_team(cg) && m.ndim > 0) {
+            if (m.red_op != IR_RED_FUNC) return scan_on_team(cg, &m, n);
+            if (combine_takes_partials(m.combine)) return scan_func_on_team(cg, &m, n);
+        }
         cg_map_run(cg, &m, true, false);
         return m.out;
     }
