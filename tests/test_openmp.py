@@ -250,6 +250,30 @@ def test_flattened_scans_match_cpu():
     np.testing.assert_array_equal(o[1], np.cumsum(I))
 
 
+@pytest.fixture
+def every_loop_on_the_team():
+    """Threshold 0 (every loop on the team, however small), the thread count restored afterwards."""
+    threads = lk.get_num_threads()
+    lk.set_parallel_threshold(0)
+    try:
+        yield
+    finally:
+        lk.set_parallel_threshold(int(os.environ.get("LORIKEET_PARALLEL_THRESHOLD") or 300_000))
+        lk.set_num_threads(threads)
+
+
+def test_cumsum_on_any_number_of_threads(every_loop_on_the_team):
+    # one thread: one pass; more: the second pass adds each chunk's offset (none for the first chunk)
+    f = lk.jit(lambda i, m: (np.cumsum(i), np.cumprod(np.where(m > 0, 1, -1))), backend="openmp")
+    m = RNG.integers(-1000, 1000, (601, 7))
+    for threads in (1, 2, 3, 4):
+        lk.set_num_threads(threads)
+        for n in (0, 1, 2, 3, 5, 1000, N):
+            got = f(I[:n], m[: n % 602])
+            assert got[0].tolist() == np.cumsum(I[:n]).tolist()
+            assert got[1].tolist() == np.cumprod(np.where(m[: n % 602] > 0, 1, -1)).tolist()
+
+
 # ---- lk.scan with a user function on the team: pass 1 reduces each thread's chunk, the carries are combined in
 # chunk order, pass 2 scans each chunk again from its carry. fn must be associative, not commutative.
 
@@ -278,18 +302,6 @@ def accumulate(fn, init, x):
     if init is None:
         return list(itertools.accumulate(x, fn))
     return list(itertools.accumulate(x, fn, initial=init))[1:]
-
-
-@pytest.fixture
-def every_loop_on_the_team():
-    """Threshold 0 (every loop on the team, however small), the thread count restored afterwards."""
-    threads = lk.get_num_threads()
-    lk.set_parallel_threshold(0)
-    try:
-        yield
-    finally:
-        lk.set_parallel_threshold(int(os.environ.get("LORIKEET_PARALLEL_THRESHOLD") or 300_000))
-        lk.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("name", sorted(USER_SCANS))

@@ -234,8 +234,10 @@ void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMVal
 
 /* Each thread runs its chunk of m from the identity and leaves its accumulator in partials[tid] (an array of
  * RT_MAX_THREADS accumulators in the enclosing function, filled with the identity first, so slots of threads
- * that did not run hold it). Shared by reductions and the first pass of scans. */
-static void partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef partials, bool vectorize)
+ * that did not run hold it), and, where lo and hi are given (arrays like partials, zeroed), the rows of its
+ * chunk. Shared by reductions and the first pass of scans. */
+static void partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef partials, LLVMValueRef lo, LLVMValueRef hi,
+                             LLVMValueRef work, bool vectorize)
 {
     LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt)), pt = LLVMArrayType(et, RT_MAX_THREADS);
     LLVMValueRef ident = red_identity(cg, m->red_op, dt);
@@ -246,8 +248,8 @@ static void partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef partials
     CgOutline o = {0};
     CgMapCaps c;
     cg_map_capture(&o, m, &c);
-    int cpart = cg_capture(&o, partials);
-    LLVMValueRef work = cg_map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
+    int cpart = cg_capture(&o, partials), clo = lo ? cg_capture(&o, lo) : -1, chi = hi ? cg_capture(&o, hi) : -1;
+    LLVMValueRef rows = m->dims[0];
     IrNode *exprs[1] = {m->map->u.map.body};
     cg_outline_begin(cg, &o, exprs, 1, NULL);
     cg->par_depth++;
@@ -258,6 +260,9 @@ static void partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef partials
     cg_map_run_chunk(cg, &mine, true, o.lo, o.hi, vectorize);
     LLVMValueRef idx[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o.tid, cg->i64, "")};
     LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, et, mine.acc, ""), LLVMBuildGEP2(cg->b, pt, cg_outline_get(&o, cpart), idx, 2, ""));
+    LLVMTypeRef rt = LLVMArrayType(cg->i64, RT_MAX_THREADS);
+    if (clo >= 0) LLVMBuildStore(cg->b, o.lo, LLVMBuildGEP2(cg->b, rt, cg_outline_get(&o, clo), idx, 2, ""));
+    if (chi >= 0) LLVMBuildStore(cg->b, o.hi, LLVMBuildGEP2(cg->b, rt, cg_outline_get(&o, chi), idx, 2, ""));
     cg->par_depth--;
     cg_outline_end(cg, &o, rows, work);
 }
@@ -278,7 +283,7 @@ static LLVMValueRef reduce_on_team(Cg *cg, CgMap *m, IrDtype dt)
     LLVMPositionBuilderAtEnd(cg->b, par);
     LLVMValueRef partials = cg_alloca(cg, pt, "partials");
     LLVMValueRef ident = red_identity(cg, m->red_op, dt);
-    partials_on_team(cg, m, dt, partials, true);
+    partials_on_team(cg, m, dt, partials, NULL, NULL, work0, true);
     LLVMValueRef acc = ident;
     for (int t = 0; t < RT_MAX_THREADS; t++) {
         LLVMValueRef i2[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
@@ -601,6 +606,38 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     return m.out;
 }
 
+/* The chunks a scan's first pass ran, counted: the last slot a thread ran, plus one. */
+static void count_chunk(Cg *cg, Partials *p, LLVMValueRef t)
+{
+    LLVMValueRef lo = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->lo, t), "");
+    LLVMValueRef hi = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->hi, t), "");
+    LLVMValueRef ran = LLVMBuildICmp(cg->b, LLVMIntSLT, lo, hi, "");
+    LLVMValueRef n = LLVMBuildLoad2(cg->b, cg->i64, p->nchunks, "");
+    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, ran, LLVMBuildAdd(cg->b, t, cg_i64(cg, 1), ""), n, ""), p->nchunks);
+}
+
+/* cumsum/cumprod, in chunk order: chunk t's offset carry[t] is the combination of the totals before it. */
+static void carry_partial(Cg *cg, LLVMValueRef *t, void *env)
+{
+    Partials *p = env;
+    LLVMValueRef acc = LLVMBuildLoad2(cg->b, p->vt, p->acc, "");
+    LLVMBuildStore(cg->b, acc, slot(cg, p->vt, p->carry, t[0]));
+    LLVMValueRef total = LLVMBuildLoad2(cg->b, p->vt, slot(cg, p->vt, p->values, t[0]), "");
+    LLVMBuildStore(cg->b, red_combine(cg, p->m->red_op, p->dt, acc, total), p->acc);
+    count_chunk(cg, p, t[0]);
+}
+
+/* A user's combine, in chunk order: chunk t starts from carry[t], init (if any) combined with the totals of
+ * the chunks before it; carry_have[t] is false while that is nothing (no init, every chunk before t empty). */
+static void carry_func_partial(Cg *cg, LLVMValueRef *t, void *env)
+{
+    Partials *p = env;
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, p->vt, p->acc, ""), slot(cg, p->vt, p->carry, t[0]));
+    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p->have, ""), slot(cg, cg->i1, p->carry_have, t[0]));
+    count_chunk(cg, p, t[0]);
+    combine_func_partial(cg, t, env);
+}
+
 typedef struct ScanFix {
     IrReduceOp op;
     IrDtype dt;
@@ -615,56 +652,21 @@ static void scan_fix_body(Cg *cg, LLVMValueRef *idx, void *env)
     cg_store_elem(cg, f->dt, p, red_combine(cg, f->op, f->dt, f->offset, cg_load_elem(cg, f->dt, p)));
 }
 
-/* The flattened cumsum/cumprod on the team, in two passes over the same chunks: each thread scans its chunk
- * from the identity and leaves its total; the totals' running combination gives each chunk its offset; each
- * thread then combines its offset into its chunk. */
-static LLVMValueRef scan_on_team(Cg *cg, CgMap *m, const IrNode *n)
-{
-    IrDtype dt = n->type->dtype;
-    LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt)), pt = LLVMArrayType(et, RT_MAX_THREADS);
-    LLVMValueRef ident = red_identity(cg, m->red_op, dt);
-    LLVMValueRef totals = cg_alloca(cg, pt, "totals"), offsets = cg_alloca(cg, pt, "offsets");
-    LLVMValueRef inner = cg_i64(cg, 1);
-    for (int d = 1; d < m->ndim; d++) inner = LLVMBuildMul(cg->b, inner, m->dims[d], "");
-    LLVMValueRef work = cg_map_work(cg, m, m->map->u.map.body), rows = m->dims[0];
-    partials_on_team(cg, m, dt, totals, false); /* pass 1: each chunk scanned from the identity, its total left */
-    /* offsets[t] = totals[0] op ... op totals[t-1] */
-    LLVMValueRef run = ident;
-    for (int t = 0; t < RT_MAX_THREADS; t++) {
-        LLVMValueRef ix[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
-        LLVMBuildStore(cg->b, run, LLVMBuildGEP2(cg->b, pt, offsets, ix, 2, ""));
-        run = red_combine(cg, m->red_op, dt, run, LLVMBuildLoad2(cg->b, et, LLVMBuildGEP2(cg->b, pt, totals, ix, 2, ""), ""));
-    }
-    /* pass 2: the same chunks (same n and work, so the same decision and partition) */
-    CgOutline o2 = {0};
-    int cout = cg_capture(&o2, m->out), coff = cg_capture(&o2, offsets), cinner = cg_capture(&o2, inner);
-    cg_outline_begin(cg, &o2, NULL, 0, NULL);
-    cg->par_depth++;
-    LLVMValueRef ti[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o2.tid, cg->i64, "")};
-    ScanFix fix = {m->red_op, dt, cg_outline_get(&o2, cout),
-                   LLVMBuildLoad2(cg->b, et, LLVMBuildGEP2(cg->b, pt, cg_outline_get(&o2, coff), ti, 2, ""), "")};
-    LLVMValueRef in2 = cg_outline_get(&o2, cinner);
-    LLVMValueRef hi = LLVMBuildMul(cg->b, o2.hi, in2, "");
-    cg_loop_nest_from(cg, 1, &hi, LLVMBuildMul(cg->b, o2.lo, in2, ""), hi, scan_fix_body, &fix, false);
-    cg->par_depth--;
-    cg_outline_end(cg, &o2, rows, work);
-    return m->out;
-}
-
-/* In chunk order: chunk t starts from carry[t], init (if any) combined with the totals of the chunks before
- * it; carry_have[t] is false while that is nothing (no init, and every chunk before t empty). The chunks the
- * first pass ran are counted too: the last slot a thread ran, plus one. */
-static void carry_func_partial(Cg *cg, LLVMValueRef *t, void *env)
+/* cumsum/cumprod's chunk c, which pass 1 scanned from the identity: its offset combined into each element.
+ * The first chunk's offset is the identity, and it is left as it is. */
+static void fix_chunk(Cg *cg, LLVMValueRef *c, void *env)
 {
     Partials *p = env;
-    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, p->vt, p->acc, ""), slot(cg, p->vt, p->carry, t[0]));
-    LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p->have, ""), slot(cg, cg->i1, p->carry_have, t[0]));
-    LLVMValueRef lo = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->lo, t[0]), "");
-    LLVMValueRef hi = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->hi, t[0]), "");
-    LLVMValueRef ran = LLVMBuildICmp(cg->b, LLVMIntSLT, lo, hi, "");
-    LLVMValueRef n = LLVMBuildLoad2(cg->b, cg->i64, p->nchunks, "");
-    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, ran, LLVMBuildAdd(cg->b, t[0], cg_i64(cg, 1), ""), n, ""), p->nchunks);
-    combine_func_partial(cg, t, env);
+    CgMap *m = p->m;
+    LLVMValueRef inner = cg_i64(cg, 1);
+    for (int d = 1; d < m->ndim; d++) inner = LLVMBuildMul(cg->b, inner, m->dims[d], "");
+    LLVMValueRef lo = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->lo, c[0]), "");
+    LLVMValueRef hi = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->hi, c[0]), "");
+    LLVMValueRef end = LLVMBuildMul(cg->b, hi, inner, "");
+    LLVMValueRef first = LLVMBuildICmp(cg->b, LLVMIntEQ, lo, cg_i64(cg, 0), "");
+    LLVMValueRef start = LLVMBuildSelect(cg->b, first, end, LLVMBuildMul(cg->b, lo, inner, ""), "");
+    ScanFix fix = {m->red_op, p->dt, m->out, LLVMBuildLoad2(cg->b, p->vt, slot(cg, p->vt, p->carry, c[0]), "")};
+    cg_loop_nest_from(cg, 1, &end, start, end, scan_fix_body, &fix, false);
 }
 
 /* Chunk c of the first pass, scanned again from its carry (or from its first element, when it has none). */
@@ -679,33 +681,69 @@ static void rescan_chunk(Cg *cg, LLVMValueRef *c, void *env)
     cg_map_run_chunk(cg, m, true, lo, hi, false);
 }
 
-/* The second pass runs over the first pass's chunks as recorded (the team splits their count, normally one
- * chunk per thread), not over a new split of the rows: the team's size may have changed in between (another
- * Python thread calling lk.set_num_threads), and each carry belongs to its chunk. */
-static void rescan_on_team(Cg *cg, CgMap *m, Partials *p, LLVMValueRef work)
+/* A scan's second pass runs over the first pass's chunks as recorded (the team splits their count, normally
+ * one chunk per thread), not over a new split of the rows: the team's size may have changed in between
+ * (another Python thread calling lk.set_num_threads), and each carry belongs to its chunk. chunk(c) is
+ * emitted in the chunk function, with p's arrays and m as that function sees them. */
+static void over_recorded_chunks(Cg *cg, CgMap *m, Partials *p, LLVMValueRef work, CgLoopBody chunk)
 {
+    bool func = m->red_op == IR_RED_FUNC;
     CgOutline o = {0};
     CgMapCaps c;
     cg_map_capture(&o, m, &c);
-    int ccarry = cg_capture(&o, p->carry), chave = cg_capture(&o, p->carry_have);
+    int ccarry = cg_capture(&o, p->carry), chave = func ? cg_capture(&o, p->carry_have) : -1;
     int clo = cg_capture(&o, p->lo), chi = cg_capture(&o, p->hi);
     LLVMValueRef nchunks = LLVMBuildLoad2(cg->b, cg->i64, p->nchunks, "");
-    IrNode *exprs[2] = {m->map->u.map.body, m->combine->body};
+    IrNode *exprs[2] = {func ? m->map->u.map.body : NULL, func ? m->combine->body : NULL};
     cg_outline_begin(cg, &o, exprs, 2, NULL);
     cg->par_depth++;
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
-    mine.acc = cg_alloca(cg, p->vt, "acc");
-    mine.started = cg_alloca(cg, cg->i1, "started");
+    if (func) {
+        mine.acc = cg_alloca(cg, p->vt, "acc");
+        mine.started = cg_alloca(cg, cg->i1, "started");
+    }
     Partials q = *p;
     q.m = &mine;
     q.carry = cg_outline_get(&o, ccarry);
-    q.carry_have = cg_outline_get(&o, chave);
+    q.carry_have = func ? cg_outline_get(&o, chave) : NULL;
     q.lo = cg_outline_get(&o, clo);
     q.hi = cg_outline_get(&o, chi);
-    cg_loop_nest_from(cg, 1, &o.hi, o.lo, o.hi, rescan_chunk, &q, false);
+    cg_loop_nest_from(cg, 1, &o.hi, o.lo, o.hi, chunk, &q, false);
     cg->par_depth--;
     cg_outline_end(cg, &o, nchunks, work);
+}
+
+/* The flattened cumsum/cumprod on the team, in two passes: each thread scans its chunk from the identity and
+ * leaves its total; the totals' running combination gives each chunk its offset; each thread then combines
+ * its offset into its chunk. With one thread (or below the threshold), one pass. */
+static LLVMValueRef scan_on_team(Cg *cg, CgMap *m, const IrNode *n)
+{
+    IrDtype dt = n->type->dtype;
+    LLVMValueRef work = cg_map_work(cg, m, m->map->u.map.body);
+    LLVMBasicBlockRef par = cg_new_bb(cg, "scan_team"), seq = cg_new_bb(cg, "scan_alone"), joined = cg_new_bb(cg, "scan_joined");
+    LLVMBuildCondBr(cg->b, cg_shares_work(cg, m->dims[0], work), par, seq);
+    LLVMPositionBuilderAtEnd(cg->b, seq);
+    cg_map_run(cg, m, true, false);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, par);
+    LLVMTypeRef vt = cg_type(cg, ir_type_scalar(dt));
+    Partials p = {m, dt, vt};
+    p.values = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "totals");
+    p.lo = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "chunk_lo");
+    p.hi = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "chunk_hi");
+    over_partials(cg, init_partial, &p);
+    partials_on_team(cg, m, dt, p.values, p.lo, p.hi, work, false);
+    p.acc = cg_alloca(cg, vt, "offset");
+    LLVMBuildStore(cg->b, red_identity(cg, m->red_op, dt), p.acc);
+    p.carry = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "offsets");
+    p.nchunks = cg_alloca(cg, cg->i64, "nchunks");
+    LLVMBuildStore(cg->b, cg_i64(cg, 0), p.nchunks);
+    over_partials(cg, carry_partial, &p);
+    over_recorded_chunks(cg, m, &p, work, fix_chunk);
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, joined);
+    return m->out;
 }
 
 /* lk.scan with a function, flattened, on the team. A user's combine has no identity, so pass 1 only reduces:
@@ -731,7 +769,7 @@ static LLVMValueRef scan_func_on_team(Cg *cg, CgMap *m, const IrNode *n)
     p.nchunks = cg_alloca(cg, cg->i64, "nchunks");
     LLVMBuildStore(cg->b, cg_i64(cg, 0), p.nchunks);
     over_partials(cg, carry_func_partial, &p);
-    rescan_on_team(cg, m, &p, work);
+    over_recorded_chunks(cg, m, &p, work, rescan_chunk);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, joined);
     return m->out;
