@@ -140,6 +140,18 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n);
 LLVMValueRef cg_scan(Cg *cg, const IrNode *n);
 /* The accumulating sinks: one element v (at the flat index, or the multi-index idx) into m's accumulator. */
 void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueRef *idx);
+/* A built-in operation's identity and combine; the user's combine applied to (a, x); whether argmin/argmax
+ * prefers x to best. */
+LLVMValueRef cg_red_identity(Cg *cg, IrReduceOp op, IrDtype dt);
+LLVMValueRef cg_red_combine(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef a, LLVMValueRef x);
+LLVMValueRef cg_apply_combine(Cg *cg, const IrCombine *c, LLVMValueRef a, LLVMValueRef x);
+LLVMValueRef cg_arg_better(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef x, LLVMValueRef best);
+
+/* team_reduce.c: reductions and scans of everything on the openmp team, m prepared as for one thread */
+LLVMValueRef cg_reduce_on_team(Cg *cg, CgMap *m, IrDtype dt);                          /* built-in op */
+LLVMValueRef cg_reduce_special_on_team(Cg *cg, CgMap *m, IrDtype dt, const IrNode *n); /* fn, argmin/max */
+LLVMValueRef cg_scan_on_team(Cg *cg, CgMap *m, const IrNode *n);                       /* cumsum, cumprod */
+LLVMValueRef cg_scan_func_on_team(Cg *cg, CgMap *m, const IrNode *n);                  /* lk.scan with fn */
 /* intrinsics.c: the typed IR's named operations (transpose, matmul, ...) */
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n);
 /* Element by element copy of src into dst (same shape dims, any strides). */
