@@ -126,12 +126,19 @@ static void run_member(void *arg)
     in_team = 0;
 }
 
-int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work)
+int rt_parallel_threads(int64_t n, int64_t work)
 {
     int nthreads = rt_get_num_threads();
     if (n < nthreads) nthreads = (int)(n > 0 ? n : 1);
     if (nthreads <= 1 || in_team || work < atomic_load(&threshold) || atomic_load(&forked) || rt_parallel_unavailable())
-        return fn(ctx, data, 0, n, 0);
+        return 1;
+    return nthreads;
+}
+
+int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work)
+{
+    int nthreads = rt_parallel_threads(n, work);
+    if (nthreads == 1) return fn(ctx, data, 0, n, 0);
     int64_t nchunks = (int64_t)nthreads * CHUNKS_PER_THREAD;
     if (nchunks > RT_MAX_THREADS) nchunks = RT_MAX_THREADS;
     if (nchunks > n) nchunks = n;

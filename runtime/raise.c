@@ -75,6 +75,7 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_raise_zerodiv", (void *)rt_raise_zerodiv}, {"rt_raise_shape", (void *)rt_raise_shape},
         {"rt_raise_value", (void *)rt_raise_value}, {"rt_ipow", (void *)rt_ipow},
         {"rt_raise_unbound", (void *)rt_raise_unbound}, {"rt_parallel_for", (void *)rt_parallel_for},
+        {"rt_parallel_threads", (void *)rt_parallel_threads},
         {"rt_get_num_threads", (void *)rt_get_num_threads}, {"rt_get_parallel_threshold", (void *)rt_get_parallel_threshold},
         {"rt_gemm_f64", (void *)rt_gemm_f64}, {"rt_gemm_f32", (void *)rt_gemm_f32},
         {"rt_gemm_parallel", (void *)rt_gemm_parallel},

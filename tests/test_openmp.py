@@ -1,6 +1,7 @@
 """The openmp backend: the same results as cpu (exactly for integers, within rounding for floats) with the
 outermost data-parallel loops and lk.prange loops run on a team of threads; thread count control; Python
 threads; errors raised inside a parallel loop; fork safety."""
+import itertools
 import os
 import threading
 
@@ -264,6 +265,16 @@ def test_argmin_argmax_and_user_reductions_match_cpu():
     assert o[3] == pytest.approx(ref[3])
 
 
+def wider_init_reductions(a, i):
+    return lk.reduce(lambda x, y: x + y, i, init=0.5), lk.reduce(lambda x, y: max(x, y), i, init=-1e300)
+
+
+def test_user_reduction_with_an_init_of_a_wider_type():
+    # fn is typed for (float, int): it cannot merge two threads' float results, so these stay on one thread
+    c, o = both(wider_init_reductions, A, I)
+    assert c == o == (int(I.sum()) + 0.5, float(I.max()))
+
+
 def test_user_reduction_of_nothing_raises_on_the_team():
     def f(a):
         return lk.reduce(lambda x, y: x + y, a)
@@ -326,3 +337,145 @@ def test_float_results_do_not_depend_on_which_thread_ran_what():
     for t in threads:
         t.join()
     assert len(results) == 30 and all(r == first for r in results)
+
+@pytest.fixture
+def every_loop_on_the_team():
+    """Threshold 0 (every loop on the team, however small), the thread count restored afterwards."""
+    threads = lk.get_num_threads()
+    lk.set_parallel_threshold(0)
+    try:
+        yield
+    finally:
+        lk.set_parallel_threshold(int(os.environ.get("LORIKEET_PARALLEL_THRESHOLD") or 300_000))
+        lk.set_num_threads(threads)
+
+
+def test_cumsum_on_any_number_of_threads(every_loop_on_the_team):
+    # one thread: one pass; more: the second pass adds each chunk's offset (none for the first chunk)
+    f = lk.jit(lambda i, m: (np.cumsum(i), np.cumprod(np.where(m > 0, 1, -1))), backend="openmp")
+    m = RNG.integers(-1000, 1000, (601, 7))
+    for threads in (1, 2, 3, 4):
+        lk.set_num_threads(threads)
+        for n in (0, 1, 2, 3, 5, 1000, N):
+            got = f(I[:n], m[: n % 602])
+            assert got[0].tolist() == np.cumsum(I[:n]).tolist()
+            assert got[1].tolist() == np.cumprod(np.where(m[: n % 602] > 0, 1, -1)).tolist()
+
+
+# ---- lk.scan with a user function on the team: pass 1 reduces each thread's chunk, the carries are combined in
+# chunk order, pass 2 scans each chunk again from its carry. fn must be associative, not commutative.
+
+def add(x, y):
+    return x + y
+
+
+USER_SCANS = {  # name: (fn, init)
+    "add": (add, None),
+    "add_init": (add, 5),
+    "max": (lambda x, y: max(x, y), None),
+    "min_init": (lambda x, y: min(x, y), 7),
+    "first": (lambda x, y: x, None),  # associative, not commutative
+    "last": (lambda x, y: y, None),
+    "last_init": (lambda x, y: y, 3),
+}
+
+
+def user_scan(fn, init):
+    if init is None:
+        return lambda a: lk.scan(fn, a)
+    return lambda a: lk.scan(fn, a, init=init)
+
+
+def accumulate(fn, init, x):
+    if init is None:
+        return list(itertools.accumulate(x, fn))
+    return list(itertools.accumulate(x, fn, initial=init))[1:]
+
+
+@pytest.mark.parametrize("name", sorted(USER_SCANS))
+def test_user_scans_match_itertools_accumulate(every_loop_on_the_team, name):
+    fn, init = USER_SCANS[name]
+    f = user_scan(fn, init)
+    cpu, omp = lk.jit(f, backend="cpu"), lk.jit(f, backend="openmp")
+    for threads in (2, 3, 4):
+        lk.set_num_threads(threads)
+        for n in (0, 1, 2, 3, 5, 1000, N):  # fewer elements than threads too
+            i, a = I[:n], A[:n]
+            got = omp(i)
+            assert got.dtype == cpu(i).dtype == np.int64
+            assert got.tolist() == accumulate(fn, init, i.tolist()) == cpu(i).tolist()  # integers: exact
+            got, ref = omp(a), accumulate(fn, init, a.tolist())
+            assert got.dtype == np.float64 and len(got) == n
+            if name.startswith("add"):
+                np.testing.assert_allclose(got, ref, rtol=1e-12)  # the grouping of the sum changes
+                np.testing.assert_allclose(got, cpu(a), rtol=1e-12)
+            else:
+                assert got.tolist() == ref == cpu(a).tolist()
+
+
+def test_user_scan_runs_in_two_passes_on_the_team():
+    ir = lk.jit(user_scan(add, None), backend="openmp").inspect_llvm(I)
+    assert ir.count("call i32 @rt_parallel_for(") == 2
+
+
+def user_scans_2d(m):
+    return (lk.scan(lambda x, y: x + y, m), lk.scan(lambda x, y: max(x, y), m.T, init=-5),
+            lk.scan(lambda x, y: y, m[::2, ::-3]), lk.scan(lambda x, y: x + y, m * 2 + 1, init=1))
+
+
+def test_user_scans_of_2d_views_and_maps(every_loop_on_the_team):
+    m = RNG.integers(-1000, 1000, (601, 37))
+    f, cpu = lk.jit(user_scans_2d, backend="openmp"), lk.jit(user_scans_2d, backend="cpu")
+    for threads in (2, 3):
+        lk.set_num_threads(threads)
+        got = f(m)
+        assert got[0].tolist() == np.cumsum(m).tolist()
+        assert got[1].tolist() == accumulate(max, -5, m.T.ravel().tolist())
+        assert got[2].tolist() == m[::2, ::-3].ravel().tolist()
+        assert got[3].tolist() == (np.cumsum(m * 2 + 1) + 1).tolist()
+        for rows in (0, 1, 2, 5):  # no elements at all, or fewer rows than threads
+            for shape in ((rows, 37), (37, rows)):
+                e = m[: shape[0], : shape[1]]
+                assert [x.tolist() for x in f(e)] == [x.tolist() for x in cpu(e)]
+
+
+def test_user_scan_of_nothing_is_empty_as_on_cpu(every_loop_on_the_team):
+    for init in (None, 5):
+        f = user_scan(add, init)
+        for x in (np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros((4, 0))):
+            c, o = lk.jit(f, backend="cpu")(x), lk.jit(f, backend="openmp")(x)
+            assert o.shape == c.shape == (0,) and o.dtype == c.dtype
+
+
+def test_user_scan_with_an_init_of_a_wider_type(every_loop_on_the_team):
+    # fn is typed for (float, int): it cannot merge chunks' float results, so this scan stays on one thread
+    f = user_scan(add, 0.5)
+    got = lk.jit(f, backend="openmp")(I)
+    assert got.dtype == np.float64
+    assert got.tolist() == (np.cumsum(I) + 0.5).tolist()
+
+
+def test_user_scan_error_raised_on_the_team(every_loop_on_the_team):
+    def f(i):
+        return lk.scan(lambda x, y: x // y, i)  # not associative: only the error is checked
+
+    i = I.copy()
+    i[N // 2] = 0
+    for backend in ("cpu", "openmp"):
+        with pytest.raises(ZeroDivisionError):
+            lk.jit(f, backend=backend)(i)
+
+
+def user_axis_scans(m):
+    return (lk.scan(lambda x, y: x + y, m, axis=0), lk.scan(lambda x, y: x + y, m, axis=1, init=3),
+            lk.scan(lambda x, y: max(x, y), m, axis=0, init=0), lk.scan(lambda x, y: y, m, axis=1))
+
+
+def test_user_axis_scans_match_cpu(every_loop_on_the_team):
+    # along an axis each thread owns lines of the result: no carries between threads
+    m = RNG.integers(-1000, 1000, (601, 37))
+    ref = (np.cumsum(m, axis=0), np.cumsum(m, axis=1) + 3, np.maximum.accumulate(np.maximum(m, 0), axis=0), m)
+    for threads in (2, 3):
+        lk.set_num_threads(threads)
+        for x, y, r in zip(lk.jit(user_axis_scans, backend="openmp")(m), lk.jit(user_axis_scans, backend="cpu")(m), ref):
+            assert x.tolist() == y.tolist() == r.tolist()

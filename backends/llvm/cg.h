@@ -18,6 +18,8 @@
 #define CG_MAX_LOOPS 64
 #define CG_MAX_VARIANTS 128
 
+typedef struct CgOutline CgOutline; /* outline.c */
+
 typedef struct Cg {
     LLVMContextRef ctx;
     LLVMModuleRef mod;
@@ -75,6 +77,8 @@ void cg_check_status(Cg *cg, LLVMValueRef status);
 bool cg_emit_module(Cg *cg, IrFunc *root);
 
 /* emit_array.c */
+#define CG_MAX_DIMS 32
+#define CG_MAX_MAP_INPUTS 16
 LLVMValueRef cg_array_dim(Cg *cg, LLVMValueRef arr, int axis);
 LLVMValueRef cg_array_stride(Cg *cg, LLVMValueRef arr, int axis);
 LLVMValueRef cg_array_data(Cg *cg, LLVMValueRef arr);
@@ -84,8 +88,76 @@ LLVMValueRef cg_alloc(Cg *cg, const IrNode *n);
 LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPos pos);
 LLVMValueRef cg_map(Cg *cg, const IrNode *n);
 LLVMValueRef cg_imap(Cg *cg, const IrNode *n);
+/* The address of element idx of arr (from the shape when t has C layout, so LLVM sees unit stride); loads and
+ * stores of an element in memory (bools as i8 there, i1 in registers). */
+LLVMValueRef cg_elem_ptr(Cg *cg, const IrType *t, LLVMValueRef arr, LLVMValueRef *idx);
+LLVMValueRef cg_load_elem(Cg *cg, IrDtype dt, LLVMValueRef p);
+void cg_store_elem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v);
+/* Every element of arr set to value (a constant or a variable). */
+void cg_fill(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *dims, int ndim, IrNode *value);
+
+/* The loops of a map, which reductions and scans (emit_reduce.c) run too: where each element goes is the sink,
+ * CG_SINK_STORE (a map's output) or one of the accumulating kinds of emit_reduce.c. */
+typedef enum {
+    CG_SINK_STORE, CG_SINK_REDUCE_ALL, CG_SINK_REDUCE_AXIS, CG_SINK_ARG_ALL, CG_SINK_ARG_AXIS, CG_SINK_SCAN_ALL,
+    CG_SINK_SCAN_AXIS
+} CgSink;
+/* The inputs of a map, evaluated once, with their strides made 0 on broadcast axes, and its sink. */
+typedef struct CgMap {
+    const IrNode *map;
+    int n, ndim;                       /* ndim: of the iteration space */
+    LLVMValueRef vals[CG_MAX_MAP_INPUTS];
+    LLVMValueRef bstrides[CG_MAX_MAP_INPUTS][CG_MAX_DIMS];
+    LLVMValueRef dims[CG_MAX_DIMS];    /* the iteration space */
+    bool flat_ok_static;               /* all arrays C layout with the full ndim */
+    LLVMValueRef flat_ok;              /* i1: and every input's shape equals dims */
+    /* the consumer of each element */
+    const IrType *out_type;
+    LLVMValueRef out;
+    IrReduceOp red_op;
+    LLVMValueRef acc;                  /* reduce to scalar: the accumulator's alloca */
+    int red_axis;                      /* reduce along an axis: that axis (out has the others) */
+    const IrCombine *combine;          /* red_op == IR_RED_FUNC: the user's combine */
+    LLVMValueRef started;              /* ... without init: whether the accumulator holds an element yet */
+    LLVMValueRef arg_index;            /* argmin/argmax over everything: the index's alloca */
+    LLVMValueRef best;                 /* argmin/argmax along an axis: the array of best values so far */
+    CgSink sink;
+} CgMap;
+/* Evaluates the inputs and checks their shapes against out_dims (or their broadcast, when NULL); false with
+ * the diagnostic set when the map is too big to compile. */
+bool cg_map_prepare(Cg *cg, CgMap *m, const IrNode *map, LLVMValueRef *out_dims, int out_ndim);
+/* The whole space on this thread: the flat loop when the layout allows it, else the loop nest. */
+void cg_map_run(Cg *cg, CgMap *m, bool out_is_c, bool vectorize);
+/* openmp: whether a data-parallel node runs on the team (not inside a loop that does); the map's values
+ * carried into a chunk function; rows [lo, hi) of the space, in a chunk; its work for the team threshold; an
+ * axis reduction or scan with each thread owning lines of the result. */
+bool cg_on_team(Cg *cg);
+typedef struct CgMapCaps {
+    int vals[CG_MAX_MAP_INPUTS], bstrides[CG_MAX_MAP_INPUTS][CG_MAX_DIMS], dims[CG_MAX_DIMS], out, flat_ok, best;
+} CgMapCaps;
+void cg_map_capture(CgOutline *o, CgMap *m, CgMapCaps *c);
+void cg_map_restore(CgOutline *o, CgMap *m, const CgMapCaps *c);
+void cg_map_run_chunk(Cg *cg, CgMap *m, bool out_is_c, LLVMValueRef lo, LLVMValueRef hi, bool vectorize);
+LLVMValueRef cg_map_work(Cg *cg, CgMap *m, IrNode *body);
+void cg_map_axis_on_team(Cg *cg, CgMap *m);
+
+/* emit_reduce.c */
 LLVMValueRef cg_reduce(Cg *cg, const IrNode *n);
 LLVMValueRef cg_scan(Cg *cg, const IrNode *n);
+/* The accumulating sinks: one element v (at the flat index, or the multi-index idx) into m's accumulator. */
+void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueRef *idx);
+/* A built-in operation's identity and combine; the user's combine applied to (a, x); whether argmin/argmax
+ * prefers x to best. */
+LLVMValueRef cg_red_identity(Cg *cg, IrReduceOp op, IrDtype dt);
+LLVMValueRef cg_red_combine(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef a, LLVMValueRef x);
+LLVMValueRef cg_apply_combine(Cg *cg, const IrCombine *c, LLVMValueRef a, LLVMValueRef x);
+LLVMValueRef cg_arg_better(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef x, LLVMValueRef best);
+
+/* team_reduce.c: reductions and scans of everything on the openmp team, m prepared as for one thread */
+LLVMValueRef cg_reduce_on_team(Cg *cg, CgMap *m, IrDtype dt);                          /* built-in op */
+LLVMValueRef cg_reduce_special_on_team(Cg *cg, CgMap *m, IrDtype dt, const IrNode *n); /* fn, argmin/max */
+LLVMValueRef cg_scan_on_team(Cg *cg, CgMap *m, const IrNode *n);                       /* cumsum, cumprod */
+LLVMValueRef cg_scan_func_on_team(Cg *cg, CgMap *m, const IrNode *n);                  /* lk.scan with fn */
 /* intrinsics.c: the typed IR's named operations (transpose, matmul, ...) */
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n);
 /* Element by element copy of src into dst (same shape dims, any strides). */
@@ -101,7 +173,7 @@ void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *e
 
 /* outline.c: a loop moved into a chunk function that rt_parallel_for runs on the team (openmp backend) */
 #define CG_MAX_CAPTURES 512
-typedef struct CgOutline {
+struct CgOutline {
     int n;
     LLVMValueRef vals[CG_MAX_CAPTURES], child_vals[CG_MAX_CAPTURES];
     LLVMTypeRef tys[CG_MAX_CAPTURES];
@@ -111,13 +183,14 @@ typedef struct CgOutline {
     LLVMValueRef p_fn, p_rtctx, *p_slots, *p_flags;
     LLVMBasicBlockRef p_entry, p_err, p_block;
     int p_loop_depth;
-} CgOutline;
+};
 int cg_capture(CgOutline *o, LLVMValueRef v);
 void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock *block);
 LLVMValueRef cg_outline_get(CgOutline *o, int idx);
 void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work);
 int64_t cg_cost(IrNode *n);
 LLVMValueRef cg_worth_a_team(Cg *cg, LLVMValueRef work);
+LLVMValueRef cg_shares_work(Cg *cg, LLVMValueRef n, LLVMValueRef work);
 void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,
                        void *env, bool vectorize);
 

@@ -1,5 +1,5 @@
 /* emit_stmt.c: functions, statements and expressions of the typed IR to LLVM IR, and the entry wrapper that
- * unpacks the shim's argument slots. Array work is delegated to emit_array.c. */
+ * unpacks the shim's argument slots. Array work is delegated to emit_array.c and emit_reduce.c. */
 #include <stdio.h>
 #include <string.h>
 #include "cg.h"

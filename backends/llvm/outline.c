@@ -140,6 +140,16 @@ LLVMValueRef cg_worth_a_team(Cg *cg, LLVMValueRef work)
     return LLVMBuildICmp(cg->b, LLVMIntSGE, work, thr, "");
 }
 
+/* Whether rt_parallel_for(n, work) would share the loop out now (more than one thread: the threshold met, the
+ * thread count above 1, not inside a team already). For loops done in two passes, which are worth it only then. */
+LLVMValueRef cg_shares_work(Cg *cg, LLVMValueRef n, LLVMValueRef work)
+{
+    LLVMTypeRef params[2] = {cg->i64, cg->i64};
+    LLVMValueRef args[2] = {n, work};
+    LLVMValueRef threads = cg_call_rt(cg, "rt_parallel_threads", cg->i32, params, args, 2);
+    return LLVMBuildICmp(cg->b, LLVMIntSGT, threads, LLVMConstInt(cg->i32, 1, 0), "");
+}
+
 /* A rough cost of an expression, the work of one element for the fork threshold, in units of a vectorised
  * arithmetic operation: a math function with a vector variant (vecmath.c) counts 20, one without (a scalar libm
  * call) or a call of a user function 150, a loop nested in the element (a reduction over a row) 1000. Measured on

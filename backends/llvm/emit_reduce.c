@@ -1,0 +1,424 @@
+/* emit_reduce.c: IR_REDUCE and IR_SCAN in LLVM IR. Both run the loops of a map (emit_array.c; an array input
+ * is reduced as the identity map over it, so a map input is fused) with a sink that accumulates instead of
+ * storing: here are those sinks, the identities and combines of the built-in operations and the user's
+ * combine, and the choice of what runs on the openmp team (team_reduce.c runs it).
+ *
+ * A user's combine has no identity: wherever nothing has been accumulated yet a started flag says so, and the
+ * combine (user code, which may raise) runs only on values that exist. */
+#include <string.h>
+#include "cg.h"
+
+LLVMValueRef cg_red_identity(Cg *cg, IrReduceOp op, IrDtype dt)
+{
+    LLVMTypeRef t = cg_type(cg, ir_type_scalar(dt));
+    bool fl = ir_dtype_is_float(dt), sg = ir_dtype_is_signed(dt);
+    int bits = ir_dtype_bits(dt);
+    switch (op) {
+    case IR_RED_ADD: case IR_RED_OR: return LLVMConstNull(t);
+    case IR_RED_MUL: return fl ? LLVMConstReal(t, 1.0) : LLVMConstInt(t, 1, 0);
+    case IR_RED_AND: return LLVMConstAllOnes(t);
+    case IR_RED_MIN:
+        if (fl) return LLVMConstReal(t, __builtin_inf());
+        if (dt == IR_DT_BOOL) return LLVMConstInt(t, 1, 0);
+        return sg ? LLVMConstInt(t, (~0ULL) >> (65 - bits), 0) : LLVMConstAllOnes(t);
+    case IR_RED_MAX:
+        if (fl) return LLVMConstReal(t, -__builtin_inf());
+        if (dt == IR_DT_BOOL) return LLVMConstNull(t);
+        return sg ? LLVMConstInt(t, 1ULL << (bits - 1), 0) : LLVMConstNull(t);
+    case IR_RED_ARGMIN: return cg_red_identity(cg, IR_RED_MIN, dt);
+    case IR_RED_ARGMAX: return cg_red_identity(cg, IR_RED_MAX, dt);
+    case IR_RED_NANMIN: case IR_RED_NANMAX: return fl ? LLVMConstReal(t, __builtin_nan("")) : cg_red_identity(cg, op == IR_RED_NANMIN ? IR_RED_MIN : IR_RED_MAX, dt);
+    case IR_RED_FUNC: break; /* no identity: init, or the first element */
+    }
+    return LLVMConstNull(t);
+}
+
+LLVMValueRef cg_red_combine(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef a, LLVMValueRef x)
+{
+    IrNode fake = {.kind = IR_BINOP};
+    IrNode operand = {.type = ir_type_scalar(dt)};
+    fake.u.binop.lhs = &operand;
+    switch (op) {
+    case IR_RED_ADD: fake.u.binop.op = dt == IR_DT_BOOL ? IR_OP_BITOR : IR_OP_ADD; break;
+    case IR_RED_MUL: fake.u.binop.op = dt == IR_DT_BOOL ? IR_OP_BITAND : IR_OP_MUL; break;
+    case IR_RED_MIN: fake.u.binop.op = IR_OP_MIN; break;
+    case IR_RED_MAX: fake.u.binop.op = IR_OP_MAX; break;
+    case IR_RED_AND: return LLVMBuildAnd(cg->b, a, x, "");
+    case IR_RED_OR: return LLVMBuildOr(cg->b, a, x, "");
+    case IR_RED_NANMIN: case IR_RED_NANMAX: {
+        if (!ir_dtype_is_float(dt)) {
+            fake.u.binop.op = op == IR_RED_NANMIN ? IR_OP_MIN : IR_OP_MAX;
+            break;
+        }
+        LLVMValueRef args[2] = {a, x};
+        return cg_call_intrinsic(cg, op == IR_RED_NANMIN ? "llvm.minnum" : "llvm.maxnum", LLVMTypeOf(a), args, 2);
+    }
+    case IR_RED_ARGMIN: case IR_RED_ARGMAX: case IR_RED_FUNC: return a; /* handled by the sinks */
+    }
+    return cg_binop(cg, &fake, a, x);
+}
+
+/* The user's combine applied to (a, x): the params take the values, the body is evaluated. */
+LLVMValueRef cg_apply_combine(Cg *cg, const IrCombine *c, LLVMValueRef a, LLVMValueRef x)
+{
+    LLVMBuildStore(cg->b, a, cg->var_slots[c->acc_param->id]);
+    LLVMBuildStore(cg->b, x, cg->var_slots[c->elem_param->id]);
+    return cg_expr(cg, c->body);
+}
+
+/* Whether the user's combine can merge two partial results: on the team, one thread's result becomes fn's
+ * element argument, so the accumulator must have the elements' type. An init of a wider type (a float init
+ * over ints) makes fn's body typed for (float, int) only, and such a combine stays on one thread. */
+static bool combine_takes_partials(const IrCombine *c)
+{
+    return c->acc_param->type->dtype == c->elem_param->type->dtype;
+}
+
+static LLVMValueRef combine(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef a, LLVMValueRef x)
+{
+    if (m->red_op == IR_RED_FUNC) return cg_apply_combine(cg, m->combine, a, x);
+    return cg_red_combine(cg, m->red_op, dt, a, x);
+}
+
+/* acc = started ? combine(acc, v) : v (started set); with init, always combine. The combine runs only when
+ * there is an accumulated value: it is user code and may raise. */
+static void accumulate_first_or_combine(Cg *cg, CgMap *m, LLVMValueRef acc_ptr, LLVMTypeRef t, LLVMValueRef v)
+{
+    if (!m->started) {
+        LLVMBuildStore(cg->b, cg_apply_combine(cg, m->combine, LLVMBuildLoad2(cg->b, t, acc_ptr, ""), v), acc_ptr);
+        return;
+    }
+    LLVMValueRef started = LLVMBuildLoad2(cg->b, cg->i1, m->started, "");
+    LLVMBasicBlockRef comb = cg_new_bb(cg, "combine"), first = cg_new_bb(cg, "first"), done = cg_new_bb(cg, "combined");
+    LLVMBuildCondBr(cg->b, started, comb, first);
+    LLVMPositionBuilderAtEnd(cg->b, comb);
+    LLVMBuildStore(cg->b, cg_apply_combine(cg, m->combine, LLVMBuildLoad2(cg->b, t, acc_ptr, ""), v), acc_ptr);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, first);
+    LLVMBuildStore(cg->b, v, acc_ptr);
+    LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 1, 0), m->started);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
+/* argmax: x beats best if greater, or if it is the first NaN; argmin likewise with less. */
+LLVMValueRef cg_arg_better(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef x, LLVMValueRef best)
+{
+    LLVMValueRef beats = cg_compare(cg, op == IR_RED_ARGMAX ? IR_CMP_GT : IR_CMP_LT, dt, x, best);
+    if (!ir_dtype_is_float(dt)) return beats;
+    LLVMValueRef x_nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, x, x, "");
+    LLVMValueRef best_num = LLVMBuildFCmp(cg->b, LLVMRealORD, best, best, "");
+    return LLVMBuildOr(cg->b, beats, LLVMBuildAnd(cg->b, x_nan, best_num, ""), "");
+}
+
+/* Along an axis with the user's combine: the first element of each line is taken as it is. */
+static void axis_first_or_combine(Cg *cg, CgMap *m, LLVMValueRef first, LLVMValueRef prev_ptr, LLVMValueRef out_ptr,
+                                  LLVMValueRef v)
+{
+    IrDtype dt = m->out_type->dtype;
+    LLVMBasicBlockRef comb = cg_new_bb(cg, "combine"), take = cg_new_bb(cg, "first"), done = cg_new_bb(cg, "combined");
+    LLVMBuildCondBr(cg->b, first, take, comb);
+    LLVMPositionBuilderAtEnd(cg->b, comb);
+    cg_store_elem(cg, dt, out_ptr, cg_apply_combine(cg, m->combine, cg_load_elem(cg, dt, prev_ptr), v));
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, take);
+    cg_store_elem(cg, dt, out_ptr, v);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
+/* The accumulating sinks: every kind but CG_SINK_STORE, which is emit_array.c's. */
+void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueRef *idx)
+{
+    IrDtype in_dt = m->map->u.map.body->type->dtype;
+    switch (m->sink) {
+    case CG_SINK_SCAN_ALL: {
+        /* flattened: a running total written to consecutive elements of the 1-D output */
+        LLVMValueRef lin = flat;
+        if (!lin) {
+            lin = idx[0];
+            for (int d = 1; d < m->ndim; d++) lin = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, lin, m->dims[d], ""), idx[d], "");
+        }
+        LLVMValueRef r;
+        if (m->red_op == IR_RED_FUNC) {
+            accumulate_first_or_combine(cg, m, m->acc, cg_type(cg, ir_type_scalar(m->out_type->dtype)), v);
+            r = LLVMBuildLoad2(cg->b, cg_type(cg, ir_type_scalar(m->out_type->dtype)), m->acc, "");
+        } else {
+            LLVMValueRef a = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
+            r = cg_red_combine(cg, m->red_op, in_dt, a, v);
+            LLVMBuildStore(cg->b, r, m->acc);
+        }
+        cg_store_elem(cg, m->out_type->dtype, cg_elem_ptr(cg, m->out_type, m->out, &lin), r);
+        return;
+    }
+    case CG_SINK_SCAN_AXIS: {
+        /* out[idx] = out[idx - 1 along the axis] op x, or x at the axis's start */
+        const IrType *ot = m->out_type;
+        LLVMValueRef first = LLVMBuildICmp(cg->b, LLVMIntEQ, idx[m->red_axis], cg_i64(cg, 0), "");
+        LLVMValueRef pidx[CG_MAX_DIMS];
+        for (int d = 0; d < m->ndim; d++) pidx[d] = idx[d];
+        pidx[m->red_axis] = LLVMBuildSelect(cg->b, first, cg_i64(cg, 0), LLVMBuildSub(cg->b, idx[m->red_axis], cg_i64(cg, 1), ""), "");
+        if (m->red_op == IR_RED_FUNC && m->combine->init) {
+            /* each line starts from init: out[first] = f(init, x) */
+            LLVMValueRef prev = cg_load_elem(cg, ot->dtype, cg_elem_ptr(cg, ot, m->out, pidx));
+            prev = LLVMBuildSelect(cg->b, first, cg_expr(cg, m->combine->init), prev, "");
+            cg_store_elem(cg, ot->dtype, cg_elem_ptr(cg, ot, m->out, idx), cg_apply_combine(cg, m->combine, prev, v));
+            return;
+        }
+        if (m->red_op == IR_RED_FUNC) {
+            axis_first_or_combine(cg, m, first, cg_elem_ptr(cg, ot, m->out, pidx), cg_elem_ptr(cg, ot, m->out, idx), v);
+            return;
+        }
+        LLVMValueRef prev = cg_load_elem(cg, ot->dtype, cg_elem_ptr(cg, ot, m->out, pidx));
+        prev = LLVMBuildSelect(cg->b, first, cg_red_identity(cg, m->red_op, ot->dtype), prev, "");
+        cg_store_elem(cg, ot->dtype, cg_elem_ptr(cg, ot, m->out, idx), cg_red_combine(cg, m->red_op, ot->dtype, prev, v));
+        return;
+    }
+    case CG_SINK_ARG_ALL: {
+        LLVMValueRef lin = flat;
+        if (!lin) {
+            lin = idx[0];
+            for (int d = 1; d < m->ndim; d++) lin = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, lin, m->dims[d], ""), idx[d], "");
+        }
+        LLVMValueRef best = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
+        LLVMValueRef better = cg_arg_better(cg, m->red_op, in_dt, v, best);
+        LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, better, v, best, ""), m->acc);
+        LLVMValueRef bi = LLVMBuildLoad2(cg->b, cg->i64, m->arg_index, "");
+        LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, better, lin, bi, ""), m->arg_index);
+        return;
+    }
+    case CG_SINK_ARG_AXIS: {
+        LLVMValueRef oidx[CG_MAX_DIMS];
+        int o = 0;
+        for (int d = 0; d < m->ndim; d++)
+            if (d != m->red_axis) oidx[o++] = idx[d];
+        const IrType *bt = ir_type_array(in_dt, o, IR_LAYOUT_C);
+        LLVMValueRef bp = cg_elem_ptr(cg, bt, m->best, oidx);
+        LLVMValueRef best = cg_load_elem(cg, in_dt, bp);
+        LLVMValueRef better = cg_arg_better(cg, m->red_op, in_dt, v, best);
+        cg_store_elem(cg, in_dt, bp, LLVMBuildSelect(cg->b, better, v, best, ""));
+        LLVMValueRef op = cg_elem_ptr(cg, m->out_type, m->out, oidx);
+        LLVMValueRef cur = cg_load_elem(cg, IR_DT_INT64, op);
+        cg_store_elem(cg, IR_DT_INT64, op, LLVMBuildSelect(cg->b, better, idx[m->red_axis], cur, ""));
+        return;
+    }
+    case CG_SINK_STORE:
+        return;
+    case CG_SINK_REDUCE_ALL: {
+        if (m->red_op == IR_RED_FUNC) {
+            accumulate_first_or_combine(cg, m, m->acc, cg_type(cg, m->combine->acc_param->type), v);
+            return;
+        }
+        LLVMValueRef a = LLVMBuildLoad2(cg->b, LLVMTypeOf(v), m->acc, "");
+        LLVMBuildStore(cg->b, cg_red_combine(cg, m->red_op, m->map->u.map.body->type->dtype, a, v), m->acc);
+        return;
+    }
+    case CG_SINK_REDUCE_AXIS: {
+        LLVMValueRef oidx[CG_MAX_DIMS];
+        int o = 0;
+        for (int d = 0; d < m->ndim; d++)
+            if (d != m->red_axis) oidx[o++] = idx[d];
+        const IrType *ot = m->out_type;
+        LLVMValueRef p = cg_elem_ptr(cg, ot, m->out, oidx);
+        if (m->red_op == IR_RED_FUNC && !m->combine->init) {
+            LLVMValueRef first = LLVMBuildICmp(cg->b, LLVMIntEQ, idx[m->red_axis], cg_i64(cg, 0), "");
+            axis_first_or_combine(cg, m, first, p, p, v);
+            return;
+        }
+        LLVMValueRef a = cg_load_elem(cg, ot->dtype, p);
+        cg_store_elem(cg, ot->dtype, p, combine(cg, m, ot->dtype, a, v));
+        return;
+    }
+    }
+}
+
+/* ---------------- reductions ---------------- */
+
+/* An array input is reduced as the identity map over it, so both cases share the map's loops (and a map input
+ * is fused: its body is computed in the reduction's loop, with no array in between). */
+static const IrNode *as_map(Cg *cg, const IrNode *x)
+{
+    if (x->kind == IR_MAP && !x->u.map.out) return x;
+    IrNode *m = ir_node(cg->f->arena, IR_MAP, x->pos);
+    m->type = x->type;
+    m->u.map.ninputs = m->u.map.nparams = 1;
+    m->u.map.inputs = ir_nodes(cg->f->arena, 1);
+    m->u.map.inputs[0] = (IrNode *)x;
+    m->u.map.params = rt_arena_alloc(cg->f->arena, sizeof(IrVar *));
+    m->u.map.params[0] = ir_func_temp(cg->f, ir_type_scalar(x->type->dtype));
+    m->u.map.body = ir_var_ref(cg->f->arena, x->pos, m->u.map.params[0]);
+    /* the new variable needs a slot in this function */
+    LLVMValueRef *slots = rt_arena_alloc(cg->f->arena, sizeof(LLVMValueRef) * (size_t)(cg->f->nvars + 1));
+    memcpy(slots, cg->var_slots, sizeof(LLVMValueRef) * (size_t)(cg->f->nvars - 1));
+    slots[cg->f->nvars - 1] = cg_alloca(cg, cg_type(cg, m->u.map.params[0]->type), "elem");
+    cg->var_slots = slots;
+    return m;
+}
+
+/* The identity of op as a constant node (what an axis reduction's output starts from). */
+static IrNode identity_const(IrReduceOp op, IrDtype dt)
+{
+    IrNode c = {.kind = IR_CONST, .type = ir_type_scalar(dt)};
+    if (op == IR_RED_ARGMIN) op = IR_RED_MIN;
+    if (op == IR_RED_ARGMAX) op = IR_RED_MAX;
+    bool nanop = op == IR_RED_NANMIN || op == IR_RED_NANMAX;
+    if (nanop && !ir_dtype_is_float(dt)) op = op == IR_RED_NANMIN ? IR_RED_MIN : IR_RED_MAX;
+    if (ir_dtype_is_float(dt)) {
+        c.u.konst.f = nanop ? __builtin_nan("") : op == IR_RED_MUL ? 1.0 : op == IR_RED_MIN ? __builtin_inf()
+                    : op == IR_RED_MAX ? -__builtin_inf() : 0.0;
+    } else if (dt == IR_DT_BOOL) {
+        c.u.konst.i = (op == IR_RED_AND || op == IR_RED_MUL || op == IR_RED_MIN);
+    } else {
+        int bits = ir_dtype_bits(dt);
+        bool sg = ir_dtype_is_signed(dt);
+        c.u.konst.i = op == IR_RED_MUL ? 1 : op == IR_RED_MIN ? (sg ? (int64_t)((~0ULL) >> (65 - bits)) : -1)
+                    : op == IR_RED_MAX ? (sg ? (int64_t)(~0ULL << (bits - 1)) : 0) : 0;
+    }
+    return c;
+}
+
+/* Every element of arr (ndim dims, C layout) set to the constant c. */
+static void fill_array(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *dims, int ndim, IrNode c)
+{
+    cg_fill(cg, arr, t, dims, ndim, &c);
+}
+
+LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
+{
+    const IrNode *map = as_map(cg, n->u.reduce.input);
+    const IrType *in_t = map->type;
+    IrDtype dt = map->u.map.body->type->dtype;
+    IrReduceOp op = n->u.reduce.op;
+    CgMap m = {.red_op = op, .combine = &n->u.reduce.combine};
+    if (!cg_map_prepare(cg, &m, map, NULL, in_t->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
+    bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
+    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || op == IR_RED_NANMIN || op == IR_RED_NANMAX || is_arg ||
+                       (op == IR_RED_FUNC && !n->u.reduce.combine.init);
+    bool partials_ok = is_arg || (op == IR_RED_FUNC && combine_takes_partials(&n->u.reduce.combine));
+    if (n->u.reduce.axis < 0 && partials_ok && cg_on_team(cg) && m.ndim > 0) {
+        if (is_arg) {
+            LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
+            for (int d = 0; d < m.ndim; d++)
+                empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[d], cg_i64(cg, 0), ""), "");
+            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+            cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+        }
+        return cg_reduce_special_on_team(cg, &m, dt, n);
+    }
+    if (n->u.reduce.axis < 0 && op == IR_RED_FUNC) {
+        const IrCombine *c = &n->u.reduce.combine;
+        LLVMTypeRef at = cg_type(cg, c->acc_param->type);
+        m.sink = CG_SINK_REDUCE_ALL;
+        m.acc = cg_alloca(cg, at, "acc");
+        if (c->init) {
+            LLVMBuildStore(cg->b, cg_expr(cg, c->init), m.acc);
+        } else {
+            LLVMBuildStore(cg->b, LLVMConstNull(at), m.acc);
+            m.started = cg_alloca(cg, cg->i1, "started");
+            LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), m.started);
+        }
+        cg_map_run(cg, &m, true, false);
+        if (m.started) {
+            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+            cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildLoad2(cg->b, cg->i1, m.started, ""), ""), "rt_raise_value", n->pos, extra, 1);
+        }
+        return LLVMBuildLoad2(cg->b, at, m.acc, "");
+    }
+    if (n->u.reduce.axis < 0) {
+        if (needs_items) {
+            LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
+            for (int d = 0; d < m.ndim; d++)
+                empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[d], cg_i64(cg, 0), ""), "");
+            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+            cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+        }
+        m.sink = is_arg ? CG_SINK_ARG_ALL : CG_SINK_REDUCE_ALL;
+        m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt)), "acc");
+        LLVMBuildStore(cg->b, cg_red_identity(cg, op, dt), m.acc);
+        if (is_arg) {
+            m.arg_index = cg_alloca(cg, cg->i64, "argidx");
+            LLVMBuildStore(cg->b, cg_i64(cg, 0), m.arg_index);
+        }
+        if (cg_on_team(cg) && !is_arg && m.ndim > 0) return cg_reduce_on_team(cg, &m, dt);
+        cg_map_run(cg, &m, true, !is_arg);
+        if (is_arg) return LLVMBuildLoad2(cg->b, cg->i64, m.arg_index, "");
+        return LLVMBuildLoad2(cg->b, cg_type(cg, ir_type_scalar(dt)), m.acc, "");
+    }
+    /* along an axis: the result starts at the identity, and the input is walked in its own order */
+    int axis = n->u.reduce.axis;
+    LLVMValueRef odims[CG_MAX_DIMS];
+    int o = 0;
+    for (int d = 0; d < m.ndim; d++)
+        if (d != axis) odims[o++] = m.dims[d];
+    if (needs_items) {
+        LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+        LLVMValueRef osize = cg_i64(cg, 1);
+        for (int d = 0; d < o; d++) osize = LLVMBuildMul(cg->b, osize, odims[d], "");
+        LLVMValueRef empty = LLVMBuildAnd(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[axis], cg_i64(cg, 0), ""),
+                                          LLVMBuildICmp(cg->b, LLVMIntSGT, osize, cg_i64(cg, 0), ""), "");
+        cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+    }
+    m.out = n->u.reduce.out ? cg_expr(cg, n->u.reduce.out) : cg_new_array(cg, n->type->dtype, o, odims, n->pos);
+    m.out_type = n->type;
+    if (is_arg) {
+        /* the best value so far for each output element, in a scratch array freed with the call */
+        m.best = cg_new_array(cg, dt, o, odims, n->pos);
+        fill_array(cg, m.best, ir_type_array(dt, o, IR_LAYOUT_C), odims, o, identity_const(op, dt));
+        IrNode zero = {.kind = IR_CONST, .type = ir_type_scalar(IR_DT_INT64)};
+        fill_array(cg, m.out, n->type, odims, o, zero);
+        m.sink = CG_SINK_ARG_AXIS;
+        m.red_axis = axis;
+        /* along an axis other than the first, each row of the output is one thread's alone */
+        if (cg_on_team(cg)) cg_map_axis_on_team(cg, &m);
+        else cg_map_run(cg, &m, false, false);
+        return m.out;
+    }
+    if (op == IR_RED_FUNC && n->u.reduce.combine.init) {
+        /* every line starts from init (evaluated once per element: it is a variable or constant) */
+        cg_fill(cg, m.out, n->type, odims, o, n->u.reduce.combine.init);
+    } else if (op != IR_RED_FUNC) {
+        fill_array(cg, m.out, n->type, odims, o, identity_const(op, dt));
+    }
+    m.sink = CG_SINK_REDUCE_AXIS;
+    m.red_axis = axis;
+    if (cg_on_team(cg)) cg_map_axis_on_team(cg, &m);
+    else cg_map_run(cg, &m, false, false);
+    return m.out;
+}
+
+LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
+{
+    const IrNode *map = as_map(cg, n->u.scan.input);
+    IrDtype dt = map->u.map.body->type->dtype;
+    CgMap m = {.red_op = n->u.scan.op, .out_type = n->type, .combine = &n->u.scan.combine};
+    if (!cg_map_prepare(cg, &m, map, NULL, map->type->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
+    if (n->u.scan.axis < 0) {
+        LLVMValueRef total = cg_i64(cg, 1);
+        for (int d = 0; d < m.ndim; d++) total = LLVMBuildMul(cg->b, total, m.dims[d], "");
+        m.out = cg_new_array(cg, n->type->dtype, 1, &total, n->pos);
+        m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(n->type->dtype)), "acc");
+        if (m.red_op == IR_RED_FUNC && n->u.scan.combine.init) {
+            LLVMBuildStore(cg->b, cg_expr(cg, n->u.scan.combine.init), m.acc); /* combined into every element */
+        } else if (m.red_op == IR_RED_FUNC) {
+            LLVMBuildStore(cg->b, LLVMConstNull(cg_type(cg, ir_type_scalar(n->type->dtype))), m.acc);
+            m.started = cg_alloca(cg, cg->i1, "started");
+            LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), m.started);
+        } else {
+            LLVMBuildStore(cg->b, cg_red_identity(cg, m.red_op, dt), m.acc);
+        }
+        m.sink = CG_SINK_SCAN_ALL;
+        if (cg_on_team(cg) && m.ndim > 0) {
+            if (m.red_op != IR_RED_FUNC) return cg_scan_on_team(cg, &m, n);
+            if (combine_takes_partials(m.combine)) return cg_scan_func_on_team(cg, &m, n);
+        }
+        cg_map_run(cg, &m, true, false);
+        return m.out;
+    }
+    m.out = cg_new_array(cg, n->type->dtype, m.ndim, m.dims, n->pos);
+    m.sink = CG_SINK_SCAN_AXIS;
+    m.red_axis = n->u.scan.axis;
+    m.flat_ok_static = false;
+    if (cg_on_team(cg)) cg_map_axis_on_team(cg, &m);
+    else cg_map_run(cg, &m, false, false); /* flat_ok_static is false: the loop nest */
+    return m.out;
+}
