@@ -286,6 +286,11 @@ static PyObject *get_num_threads(PyObject *self, PyObject *unused)
     return PyLong_FromLong(rt_get_num_threads());
 }
 
+static PyObject *get_parallel_threshold(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromLongLong((long long)rt_get_parallel_threshold());
+}
+
 static PyObject *set_parallel_threshold(PyObject *self, PyObject *args)
 {
     long long work;
@@ -298,6 +303,7 @@ static PyMethodDef module_methods[] = {
     {"set_num_threads", set_num_threads, METH_VARARGS, "threads of the openmp backend's team"},
     {"get_num_threads", get_num_threads, METH_NOARGS, "threads of the openmp backend's team"},
     {"set_parallel_threshold", set_parallel_threshold, METH_VARARGS, "work below which a loop stays on one thread"},
+    {"get_parallel_threshold", get_parallel_threshold, METH_NOARGS, "work below which a loop stays on one thread"},
     {"lower", lk_lower, METH_VARARGS, "lower(fdef, env, file, line_offset) -> untyped IR capsule"},
     {"runtime_stats", runtime_stats, METH_NOARGS, "allocation counters of the runtime"},
     {"release_cached_memory", release_cached_memory, METH_NOARGS, "free the cached blocks of freed arrays"},

@@ -81,6 +81,7 @@ void rt_set_num_threads(int n)
 
 void rt_set_parallel_threshold(int64_t work)
 {
+    pthread_once(&load_once, load_gomp); /* so that $LORIKEET_PARALLEL_THRESHOLD, read there, cannot undo this */
     atomic_store(&threshold, work < 0 ? 0 : work);
 }
 

@@ -479,3 +479,19 @@ def test_user_axis_scans_match_cpu(every_loop_on_the_team):
         lk.set_num_threads(threads)
         for x, y, r in zip(lk.jit(user_axis_scans, backend="openmp")(m), lk.jit(user_axis_scans, backend="cpu")(m), ref):
             assert x.tolist() == y.tolist() == r.tolist()
+
+
+def test_parallel_threshold_set_before_any_loop_is_not_undone_by_the_environment():
+    import subprocess
+    import sys
+
+    code = ("import lorikeet as lk\n"
+            "lk.set_parallel_threshold(123456)\n"
+
+            "print(lk.get_parallel_threshold())\n")
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join([os.path.join(here, "..", "pyshim"), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path, LORIKEET_PARALLEL_THRESHOLD="5")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "123456"

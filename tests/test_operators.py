@@ -776,3 +776,14 @@ def test_scan_of_map_in_jit():
 def test_imap_of_reduce_in_jit():
     m = rand((4, 6), np.float64)
     check(J(compose_imap_of_reduce)(m), np.array([ref_reduce(add, r) for r in m]))
+
+
+def test_two_lambdas_with_the_same_parameters_on_one_line_are_told_apart():
+    """From plain Python, a lambda's source is found by its line: on a line with two lambdas of the same
+    parameters, each call must still run its own (not the first one's)."""
+    m = np.arange(1.0, 6.0)
+    add, big = lk.scan(lambda x, y: x + y, m), lk.scan(lambda x, y: max(x, y), m)  # noqa: E731
+    np.testing.assert_array_equal(add, np.cumsum(m))
+    np.testing.assert_array_equal(big, np.maximum.accumulate(m))
+    plus, times = lambda x, y: x + y, lambda x, y: x * y  # noqa: E731
+    assert lk.reduce(times, m) == 120.0 and lk.reduce(plus, m) == 15.0

@@ -19,6 +19,7 @@ from ._source import function_ast, resolve_env
 from .errors import BackendUnavailable, CompileError, InternalError
 
 __all__ = ["jit", "CompileError", "BackendUnavailable", "InternalError", "runtime", "set_backend", "get_backend",
+           "set_parallel_threshold", "get_parallel_threshold",
            "set_num_threads", "get_num_threads", "map", "reduce", "scan", "imap", "ireduce", "outer_map", "prange"]
 
 _default_backend = os.environ.get("LORIKEET_BACKEND", "cpu")
@@ -44,6 +45,12 @@ def set_parallel_threshold(work):
     """The openmp backend runs a loop on the team only when its work (elements times a rough cost of the
     body) reaches this (default 300000, about the break-even measured on a 2-core x86 machine)."""
     _lorikeet.set_parallel_threshold(int(work))
+
+
+def get_parallel_threshold():
+    """The work from which the openmp backend runs a loop on the team ($LORIKEET_PARALLEL_THRESHOLD, else
+    300000, unless set_parallel_threshold changed it)."""
+    return _lorikeet.get_parallel_threshold()
 
 
 def get_backend():

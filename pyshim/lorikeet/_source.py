@@ -87,15 +87,20 @@ def _lambda_ast(fn, code):
         if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno and [a.arg for a in n.args.args] == params
     ]
     if len(found) > 1:
-        positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None]
-        if positions:
-            line, _, col, _ = positions[0]
-            inside = [
-                n
-                for n in found
-                if (n.body.lineno, n.body.col_offset) <= (line, col) <= (n.body.end_lineno, n.body.end_col_offset)
-            ]
-            found = inside or found
+        # several lambdas with these parameters start on this line: the one whose source span holds every
+        # instruction of fn's code (RESUME and other position-less instructions aside)
+        positions = [p for p in code.co_positions()
+                     if None not in p and (p[0], p[2]) != (p[1], p[3])]
+
+        def holds(n, p):
+            return (n.lineno, n.col_offset) <= (p[0], p[2]) and (p[1], p[3]) <= (n.end_lineno, n.end_col_offset)
+
+        inside = [n for n in found if positions and all(holds(n, p) for p in positions)]
+        if len(inside) != 1:
+            raise _compile_error("cannot compile a lambda: several lambdas with the same parameters start on "
+                                 f"line {code.co_firstlineno} and lorikeet cannot tell which this is; "
+                                 "put it on a line of its own or define it with def")
+        found = inside
     if not found:
         raise _compile_error("cannot compile a lambda: its source was not found; define it with def")
     return found[0], filename, 1
