@@ -38,6 +38,9 @@ def parse_args(argv):
                                       "here; the others are reported as unavailable)")
     p.add_argument("--report", action="store_true", help="only regenerate docs/benchmarks.md from results/")
     p.add_argument("--no-docs", action="store_true", help="write the JSON but leave docs/ alone")
+    p.add_argument("--combine", nargs="+", metavar="PARTIAL_JSON",
+                   help="join results of --only runs made on one machine in one mode (each command has a time "
+                        "limit somewhere) into that machine's results file, and regenerate the docs")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--skip", default="", help=argparse.SUPPRESS)
     p.add_argument("--state", help=argparse.SUPPRESS)
@@ -197,6 +200,9 @@ def main(argv=None):
     if args.report:
         report.regenerate_docs(RESULTS_DIR)
         return
+    if args.combine:
+        combine(args.combine)
+        return
 
     t0 = time.time()
     jobs = select_jobs(args.only)
@@ -255,6 +261,38 @@ def main(argv=None):
         doc = report.regenerate_docs(RESULTS_DIR)
         log(t0, f"docs: {os.path.relpath(doc)}")
     log(t0, f"done in {record['elapsed_s']:.0f} s")
+
+
+def combine(paths):
+    """One results record from partial ones of the same machine and mode: the first gives the machine, the
+    versions and the copy bandwidth; workloads and sweeps come in the suite's order, a later run's replacing an
+    earlier one's."""
+    records = []
+    for path in paths:
+        with open(path) as f:
+            records.append(json.load(f))
+    base = dict(records[0])
+    for r in records[1:]:
+        if r["mode"] != base["mode"] or machine.slug(r["machine"]) != machine.slug(base["machine"]):
+            sys.exit(f"--combine: {path} is another machine or mode")
+    order = {name: k for k, name in enumerate([w.name for w in WORKLOADS] + ["sweep:" + s.name for s in SWEEPS])}
+    workloads, sweeps = {}, {}
+    for r in records:
+        workloads.update({w["name"]: w for w in r["workloads"]})
+        sweeps.update({s["name"]: s for s in r["sweeps"]})
+    base["workloads"] = sorted(workloads.values(), key=lambda w: order.get(w["name"], 999))
+    base["sweeps"] = sorted(sweeps.values(), key=lambda s: order.get("sweep:" + s["name"], 999))
+    base["command"] = " + ".join(r["command"].strip() for r in records)
+    base["elapsed_s"] = round(sum(r.get("elapsed_s", 0) for r in records), 1)
+    base["load_average_after"] = records[-1].get("load_average_after")
+    builds = sorted({b for r in records for b in r.get("lorikeet_builds", [])})
+    base["lorikeet_builds"] = builds
+    base["lorikeet_rebuilt"] = len(builds) > 1 or any(r.get("lorikeet_rebuilt") for r in records)
+    path = os.path.join(RESULTS_DIR, f"{base['mode']}-{machine.slug(base['machine'])}.json")
+    with open(path, "w") as f:
+        json.dump(base, f, indent=1)
+        f.write("\n")
+    print(f"combined {len(records)} runs into {os.path.relpath(path)}; docs: {report.regenerate_docs(RESULTS_DIR)}")
 
 
 if __name__ == "__main__":
