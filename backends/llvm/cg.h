@@ -66,6 +66,10 @@ LLVMValueRef cg_alloca(Cg *cg, LLVMTypeRef t, const char *name);
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
 void cg_raise_if(Cg *cg, LLVMValueRef cond, const char *rt_fn, IrPos pos, LLVMValueRef *extra, int nextra);
 void cg_check_status(Cg *cg, LLVMValueRef status);
+/* Enters a loop for break/continue (false, with the error set, when loops nest too deeply). */
+bool cg_push_loop(Cg *cg, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont, IrPos pos);
+/* The sequential loop of a for-range statement whose start, stop and step are evaluated (and the step checked). */
+void cg_range_loop(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
 bool cg_emit_module(Cg *cg, IrFunc *root);
 
 /* emit_array.c */
@@ -114,6 +118,9 @@ int64_t cg_cost(IrNode *n);
 LLVMValueRef cg_worth_a_team(Cg *cg, LLVMValueRef work);
 void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,
                        void *env, bool vectorize);
+
+/* prange.c: an lk.prange loop run by the team (openmp backend, outside other parallel loops) */
+void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
 
 /* jit.c */
 bool cg_jit_init(LkDiag *diag);
