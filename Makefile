@@ -50,7 +50,7 @@ demo: setup
 # The suite runs on the cpu backend, then the backend-agnostic tests again on openmp, with every parallel loop
 # on the team however small (threshold 0), so the parallel code runs on the suite's small inputs too.
 OPENMP_TESTS := tests/test_language.py tests/test_arrays.py tests/test_numpy_library.py tests/test_operators.py \
-                tests/test_fusion.py tests/test_linalg.py tests/test_openmp.py
+                tests/test_fusion.py tests/test_linalg.py tests/test_openmp.py tests/test_errors.py
 
 test: setup
 	$(MAKE) all

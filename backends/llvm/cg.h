@@ -16,6 +16,7 @@
 #include "../backend.h"
 
 #define CG_MAX_LOOPS 64
+#define CG_MAX_VERSIONS 2 /* versioned loops nested in one another (each doubles the code inside it) */
 
 typedef struct Cg {
     LLVMContextRef ctx;
@@ -39,6 +40,11 @@ typedef struct Cg {
     bool parallel;                /* the openmp backend: outermost data-parallel loops run on the team */
     int par_depth;                /* > 0 inside an outlined loop: everything nested runs on its thread */
     int chunk_level;              /* the loop level a chunk restricts (0; 1 for reductions along axis 0) */
+    /* loop versioning (bounds_version.c): the bounds plans of the versioned loops around the code being
+     * emitted, outermost first, and whether this copy runs with the plan's accesses proven in range */
+    const IrBoundsPlan *plans[CG_MAX_VERSIONS];
+    bool plan_proven[CG_MAX_VERSIONS];
+    int nplans;
     /* every emitted function, by IrFunc, for calls */
     IrFunc **funcs;
     LLVMValueRef *func_values;
@@ -68,8 +74,12 @@ void cg_raise_if(Cg *cg, LLVMValueRef cond, const char *rt_fn, IrPos pos, LLVMVa
 void cg_check_status(Cg *cg, LLVMValueRef status);
 /* Enters a loop for break/continue (false, with the error set, when loops nest too deeply). */
 bool cg_push_loop(Cg *cg, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont, IrPos pos);
-/* The sequential loop of a for-range statement whose start, stop and step are evaluated (and the step checked). */
-void cg_range_loop(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
+/* The sequential loop of a for-range statement s whose start, stop and step are evaluated (and the step
+ * checked): range is a CgRange. */
+typedef struct CgRange {
+    LLVMValueRef start, stop, step;
+} CgRange;
+void cg_range_loop(Cg *cg, const IrNode *s, void *range);
 bool cg_emit_module(Cg *cg, IrFunc *root);
 
 /* emit_array.c */
@@ -121,6 +131,17 @@ void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, L
 
 /* prange.c: an lk.prange loop run by the team (openmp backend, outside other parallel loops) */
 void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
+
+/* bounds_version.c: a loop emitted twice, with the accesses its bounds plan proves unchecked, and as it is */
+typedef void (*CgLoopEmit)(Cg *cg, const IrNode *loop, void *env);
+/* The plan of a for-range loop, when it is worth a second copy here; else NULL. */
+const IrBoundsPlan *cg_version_plan(Cg *cg, const IrNode *loop);
+/* i1, emitted before the loop (start and stop: its evaluated bounds): every access of the plan stays in range. */
+LLVMValueRef cg_version_test(Cg *cg, const IrBoundsPlan *p, LLVMValueRef start, LLVMValueRef stop);
+/* emit(loop) twice, the copy chosen by ok; with no plan, once. */
+void cg_versioned(Cg *cg, const IrBoundsPlan *p, LLVMValueRef ok, const IrNode *loop, CgLoopEmit emit, void *env);
+/* This access is proven in range in the copy being emitted: no check, no wrap. */
+bool cg_index_proven(const Cg *cg, const IrNode *index);
 
 /* jit.c */
 bool cg_jit_init(LkDiag *diag);

@@ -276,11 +276,14 @@ static void cg_for_range(Cg *cg, const IrNode *s)
         cg_prange(cg, s, start, stop, step);
         return;
     }
-    cg_range_loop(cg, s, start, stop, step);
+    const IrBoundsPlan *plan = cg_version_plan(cg, s);
+    CgRange range = {start, stop, step};
+    cg_versioned(cg, plan, plan ? cg_version_test(cg, plan, start, stop) : NULL, s, cg_range_loop, &range);
 }
 
-void cg_range_loop(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step)
+void cg_range_loop(Cg *cg, const IrNode *s, void *range)
 {
+    LLVMValueRef start = ((CgRange *)range)->start, stop = ((CgRange *)range)->stop, step = ((CgRange *)range)->step;
     const IrType *t = s->u.for_range.var->type;
     LLVMTypeRef lt = cg_type(cg, t);
     const IrNode *step_node = s->u.for_range.step;
@@ -400,6 +403,7 @@ static void emit_function(Cg *cg, IrFunc *f)
     LLVMBuildBr(cg->b, start);
     LLVMPositionBuilderAtEnd(cg->b, start);
     cg->loop_depth = 0;
+    cg->nplans = 0;
     cg_block(cg, &f->body);
     /* falling off the end returns None (typespec guarantees this only happens for None-returning functions) */
     if (!terminated(cg)) LLVMBuildRet(cg->b, LLVMConstInt(cg->i32, 0, 0));

@@ -157,7 +157,8 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     LLVMBasicBlockRef par = cg_new_bb(cg, "prange_team"), seq = cg_new_bb(cg, "prange_alone"), joined = cg_new_bb(cg, "prange_joined");
     LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work), par, seq);
     LLVMPositionBuilderAtEnd(cg->b, seq);
-    cg_range_loop(cg, s, start, stop, step);
+    CgRange range = {start, stop, step};
+    cg_range_loop(cg, s, &range);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, par);
     cg_outline_begin(cg, &o, NULL, 0, body);
