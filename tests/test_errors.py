@@ -642,6 +642,37 @@ def test_array_reassigned_in_the_body():
     same_as_cpython(array_reassigned, np.arange(5.0), np.arange(3.0))  # x is b from i = 1: b[3] raises
 
 
+def prange_differences(out, a):
+    for i in lk.prange(len(out)):
+        out[i] = a[i + 1] - a[i]
+
+
+def prange_rows(out, a):
+    for i in lk.prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = a[i, j + 1] * a[i + 1, j]
+
+
+@pytest.fixture(params=["alone", "team"])
+def team_threshold(request):
+    lk.set_parallel_threshold(0 if request.param == "team" else 10 ** 18)
+    yield request.param
+    lk.set_parallel_threshold(int(os.environ.get("LORIKEET_PARALLEL_THRESHOLD", 300000)))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "openmp"])
+def test_prange_loops(backend, team_threshold):
+    # on the team the iterations of other threads may or may not have run when one raises: compare results only
+    ok = team_threshold == "alone" or backend == "cpu"
+    a = np.arange(1.0, 101.0)
+    same_as_cpython(prange_differences, np.zeros(99), a, backend=backend)
+    same_as_cpython(prange_differences, np.zeros(100), a, backend=backend, compare_args=ok)  # a[100]
+    m = np.arange(1.0, 43.0).reshape(6, 7)
+    same_as_cpython(prange_rows, np.zeros((5, 6)), m, backend=backend)
+    same_as_cpython(prange_rows, np.zeros((5, 7)), m, backend=backend, compare_args=ok)    # a[0, 7]
+    same_as_cpython(prange_rows, np.zeros((6, 6)), m, backend=backend, compare_args=ok)    # a[6, 0]
+
+
 def conv_sized(x, w, k):
     h = x.shape[0] - 2
     out = np.zeros((h, x.shape[1] - 2))

@@ -91,6 +91,38 @@ static LLVMValueRef prange_combine(Cg *cg, IrBinOp op, const IrType *t, LLVMValu
     return cg_binop(cg, &fake, a, b);
 }
 
+typedef struct ChunkLoop {
+    CgOutline *o;
+    int start, step;   /* capture indices of the range's start and step */
+} ChunkLoop;
+
+/* One thread's iterations [lo, hi) of the range, inside the chunk function. */
+static void chunk_loop(Cg *cg, const IrNode *s, void *env)
+{
+    ChunkLoop *c = env;
+    CgOutline *o = c->o;
+    LLVMValueRef k = cg_alloca(cg, cg->i64, "k");
+    LLVMBuildStore(cg->b, o->lo, k);
+    LLVMBasicBlockRef head = cg_new_bb(cg, "prange_cond"), lbody = cg_new_bb(cg, "prange_body"), latch = cg_new_bb(cg, "prange_next"),
+                      done = cg_new_bb(cg, "prange_end");
+    LLVMBuildBr(cg->b, head);
+    LLVMPositionBuilderAtEnd(cg->b, head);
+    LLVMValueRef kv = LLVMBuildLoad2(cg->b, cg->i64, k, "");
+    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, kv, o->hi, ""), lbody, done);
+    LLVMPositionBuilderAtEnd(cg->b, lbody);
+    LLVMValueRef iv = LLVMBuildAdd(cg->b, cg_outline_get(o, c->start), LLVMBuildMul(cg->b, kv, cg_outline_get(o, c->step), ""), "");
+    LLVMBuildStore(cg->b, LLVMBuildTruncOrBitCast(cg->b, iv, cg_type(cg, s->u.for_range.var->type), ""), cg->var_slots[s->u.for_range.var->id]);
+    if (cg_push_loop(cg, done, latch, s->pos)) {
+        cg_block(cg, &s->u.for_range.body);
+        cg->loop_depth--;
+    }
+    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(cg->b))) LLVMBuildBr(cg->b, latch);
+    LLVMPositionBuilderAtEnd(cg->b, latch);
+    LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, k, ""), cg_i64(cg, 1), ""), k);
+    LLVMBuildBr(cg->b, head);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
 /* for i in lk.prange(...): the iterations are split among the team; each thread has private variables; the
  * reduction variables start at their identity in each thread and the partial results are combined in thread
  * order after the loop; the loop variable ends at its last value, as after range. */
@@ -147,8 +179,11 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
         }
         reds[nred++] = r->var;
     }
+    /* one bounds test for the whole range, made here; each thread's chunk runs the copy it chose */
+    const IrBoundsPlan *plan = cg_version_plan(cg, s);
+    LLVMValueRef ok = plan ? cg_version_test(cg, plan, start, stop) : NULL;
     CgOutline o = {0};
-    int cs = cg_capture(&o, s64), cst = cg_capture(&o, st64), cpart[64];
+    int cs = cg_capture(&o, s64), cst = cg_capture(&o, st64), cpart[64], cok = plan ? cg_capture(&o, ok) : -1;
     for (int i = 0; i < nred; i++) cpart[i] = cg_capture(&o, partials[i]);
     int64_t cost = 1;
     for (int i = 0; i < body->n; i++) cost += cg_cost(body->stmts[i]);
@@ -158,32 +193,14 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work), par, seq);
     LLVMPositionBuilderAtEnd(cg->b, seq);
     CgRange range = {start, stop, step};
-    cg_range_loop(cg, s, &range);
+    cg_versioned(cg, plan, ok, s, cg_range_loop, &range);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, par);
     cg_outline_begin(cg, &o, NULL, 0, body);
     cg->par_depth++;
     for (int i = 0; i < nred; i++) LLVMBuildStore(cg->b, prange_identity(cg, scan.vars[reds[i]->id].op, reds[i]->type), cg->var_slots[reds[i]->id]);
-    LLVMValueRef k = cg_alloca(cg, cg->i64, "k");
-    LLVMBuildStore(cg->b, o.lo, k);
-    LLVMBasicBlockRef head = cg_new_bb(cg, "prange_cond"), lbody = cg_new_bb(cg, "prange_body"), latch = cg_new_bb(cg, "prange_next"),
-                      done = cg_new_bb(cg, "prange_end");
-    LLVMBuildBr(cg->b, head);
-    LLVMPositionBuilderAtEnd(cg->b, head);
-    LLVMValueRef kv = LLVMBuildLoad2(cg->b, cg->i64, k, "");
-    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, kv, o.hi, ""), lbody, done);
-    LLVMPositionBuilderAtEnd(cg->b, lbody);
-    LLVMValueRef iv = LLVMBuildAdd(cg->b, cg_outline_get(&o, cs), LLVMBuildMul(cg->b, kv, cg_outline_get(&o, cst), ""), "");
-    LLVMBuildStore(cg->b, LLVMBuildTruncOrBitCast(cg->b, iv, cg_type(cg, t), ""), cg->var_slots[s->u.for_range.var->id]);
-    if (cg_push_loop(cg, done, latch, s->pos)) {
-        cg_block(cg, body);
-        cg->loop_depth--;
-    }
-    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(cg->b))) LLVMBuildBr(cg->b, latch);
-    LLVMPositionBuilderAtEnd(cg->b, latch);
-    LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, k, ""), one, ""), k);
-    LLVMBuildBr(cg->b, head);
-    LLVMPositionBuilderAtEnd(cg->b, done);
+    ChunkLoop chunk = {&o, cs, cst};
+    cg_versioned(cg, plan, plan ? cg_outline_get(&o, cok) : NULL, s, chunk_loop, &chunk);
     for (int i = 0; i < nred; i++) {
         LLVMTypeRef pt = LLVMArrayType(cg_type(cg, reds[i]->type), RT_MAX_THREADS);
         LLVMValueRef idx[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o.tid, cg->i64, "")};
