@@ -105,6 +105,8 @@ LLVMValueRef cg_transpose(Cg *cg, LLVMValueRef arr, int ndim);
 typedef void (*CgLoopBody)(Cg *cg, LLVMValueRef *idx, void *env);
 /* Lets LLVM vectorise the loop whose latch this is even where that reorders float arithmetic. */
 void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br);
+/* The same, and/or: no runtime unrolling of that loop (full unrolling of a constant trip count stays). */
+void cg_mark_loop(Cg *cg, LLVMValueRef latch_br, bool vectorize, bool no_runtime_unroll);
 void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize);
 
 /* outline.c: a loop moved into a chunk function that rt_parallel_for runs on the team (openmp backend) */
@@ -142,6 +144,8 @@ LLVMValueRef cg_version_test(Cg *cg, const IrBoundsPlan *p, LLVMValueRef start, 
 void cg_versioned(Cg *cg, const IrBoundsPlan *p, LLVMValueRef ok, const IrNode *loop, CgLoopEmit emit, void *env);
 /* This access is proven in range in the copy being emitted: no check, no wrap. */
 bool cg_index_proven(const Cg *cg, const IrNode *index);
+/* The code being emitted is in a copy with proven accesses (its loops are not runtime-unrolled: see there). */
+bool cg_in_proven_copy(const Cg *cg);
 
 /* jit.c */
 bool cg_jit_init(LkDiag *diag);

@@ -329,7 +329,7 @@ void cg_range_loop(Cg *cg, const IrNode *s, void *range)
         back = LLVMBuildCondBr(cg->b, LLVMBuildExtractValue(cg->b, r, 1, ""), done, head);
     }
     /* fastmath: the user allows reassociation, so a float accumulation loop may vectorise */
-    if (cg->opts->fastmath) cg_mark_vectorize(cg, back);
+    cg_mark_loop(cg, back, cg->opts->fastmath, cg_in_proven_copy(cg));
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 

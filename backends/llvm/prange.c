@@ -119,7 +119,7 @@ static void chunk_loop(Cg *cg, const IrNode *s, void *env)
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(cg->b))) LLVMBuildBr(cg->b, latch);
     LLVMPositionBuilderAtEnd(cg->b, latch);
     LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, k, ""), cg_i64(cg, 1), ""), k);
-    LLVMBuildBr(cg->b, head);
+    cg_mark_loop(cg, LLVMBuildBr(cg->b, head), false, cg_in_proven_copy(cg));
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 
