@@ -327,6 +327,42 @@ void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot pro
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
 void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede every assignment get a check */
 
+/* ---- bounds plans (bounds_plan.c): the checked element accesses of a loop that one test before the loop can
+ * prove in range on every iteration, so that a backend may run a copy of the loop without their checks ---- */
+
+/* konst + sum of coef[i] * atom[i], in unbounded integers. An atom is an int64 expression the loop cannot
+ * change (a variable it never assigns, shape[k] of such an array, an element of such a tuple, a cast of such a
+ * variable), safe to evaluate before the loop; or the loop's own start or stop node, which stands for the value
+ * the loop starts with (the backend has it already: it must not evaluate that node again). */
+typedef struct IrAffine {
+    int64_t konst;
+    int n;
+    int64_t *coef;
+    IrNode **atom;
+} IrAffine;
+
+/* Every index along `axis` of `array` lies in [lo, hi]: the test is lo >= 0 (unless lo_holds: it is a constant
+ * >= 0) and hi < array.shape[axis]. With array NULL, lo and hi are the bounds of a nested loop's start or stop,
+ * and need only evaluate without overflow. A backend evaluates every form with overflow detection, and an
+ * overflow fails the test: then the loop's wrapping int64 arithmetic computes every index exactly. */
+typedef struct IrBoundsCheck {
+    IrNode *array;  /* an IR_VAR of array type, or NULL */
+    int axis;
+    bool lo_holds;
+    IrAffine lo, hi;
+} IrBoundsCheck;
+
+typedef struct IrBoundsPlan {
+    const IrNode *loop;   /* the IR_FOR_RANGE */
+    IrNode **index;       /* IR_INDEX nodes (checked, integer items only) proven when every check passes */
+    int nindex;
+    IrBoundsCheck *checks;
+    int nchecks;
+} IrBoundsPlan;
+
+/* The plan of an IR_FOR_RANGE loop of f, allocated in f's arena; NULL when no access of the loop qualifies. */
+IrBoundsPlan *ir_bounds_plan(IrFunc *f, const IrNode *loop);
+
 /* ---- traversal (walk.c) ---- */
 /* Calls fn on the address of each direct child expression of n (statement blocks excluded), so a pass can
  * replace a child in place. */

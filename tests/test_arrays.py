@@ -1121,3 +1121,127 @@ def test_reductions_of_a_large_array_match_numpy_closely():
     a = rng.random((1000, 37))
     check(big_sum, a, rel=1e-10)
     check(big_sum, a.T, rel=1e-10)
+
+
+# ---------------------------------------------------------------- indexed loop kernels
+# Loops of element accesses: after one test before the loop, the accesses run without their checks (loop
+# versioning), so the results must not change, whatever the layout, the dtype, or how far the loops reach.
+
+import lorikeet as lk  # noqa: E402
+
+
+def conv_3x3_loops(x, weights):
+    h = x.shape[0] - 3
+    w = x.shape[1] - 3
+    out = np.empty((h, w))
+    for i in range(h):
+        for j in range(w):
+            s = 0.0
+            for di in range(3):
+                for dj in range(3):
+                    s += x[i + di, j + dj] * weights[di, dj]
+            out[i, j] = s
+    return out
+
+
+def conv_numpy(x, weights):
+    h, w = x.shape[0] - 3, x.shape[1] - 3
+    out = np.zeros((h, w))
+    for di in range(3):
+        for dj in range(3):
+            out += x[di:di + h, dj:dj + w] * weights[di, dj]
+    return out
+
+
+CONV_IN = np.sin(np.arange(13 * 11.0)).reshape(13, 11)
+WEIGHTS = np.arange(1.0, 10.0).reshape(3, 3) / 7.0
+
+
+@pytest.mark.parametrize("x", [CONV_IN, CONV_IN.T, CONV_IN[::2, ::-1], CONV_IN[:4, :5], CONV_IN[:3, :3], CONV_IN[:2],
+                               (CONV_IN * 100).astype(np.int32), CONV_IN.astype(np.float32)],
+                         ids=["c", "T", "steps", "4x5", "3x3", "2x11", "int32", "float32"])
+def test_conv_loops_match_numpy(x):
+    got = check(conv_3x3_loops, x, WEIGHTS)
+    if got is not None:
+        np.testing.assert_allclose(got, conv_numpy(x, WEIGHTS), rtol=1e-5 if x.dtype == np.float32 else 1e-12)
+
+
+def matmult_loops(X, Y):
+    m, d = X.shape
+    n = Y.shape[1]
+    Z = np.zeros((m, n), dtype=X.dtype)
+    for i in range(m):
+        for j in range(n):
+            total = X[i, 0] * Y[0, j]
+            for k in range(1, d):
+                total += X[i, k] * Y[k, j]
+            Z[i, j] = total
+    return Z
+
+
+def matmult_prange(X, Y):
+    m, d = X.shape
+    n = Y.shape[1]
+    Z = np.zeros((m, n))
+    for i in lk.prange(m):
+        for j in range(n):
+            total = 0.0
+            for k in range(d):
+                total += X[i, k] * Y[k, j]
+            Z[i, j] = total
+    return Z
+
+
+MM_X = np.cos(np.arange(7 * 5.0)).reshape(7, 5)
+MM_Y = np.sin(np.arange(5 * 6.0)).reshape(5, 6)
+
+
+@pytest.mark.parametrize("X,Y", [(MM_X, MM_Y), (MM_Y.T, MM_X.T), (MM_X[::2], MM_Y[:, ::-1]),
+                                 (MM_X.astype(np.float32), MM_Y.astype(np.float32)),
+                                 (np.arange(12).reshape(3, 4), np.arange(20).reshape(4, 5)),
+                                 (MM_X[:, :1], MM_Y[:1]), (MM_X[:0], MM_Y), (MM_X[:, :3], MM_Y)],
+                         ids=["c", "T", "steps", "float32", "int64", "d=1", "m=0", "d_mismatch"])
+def test_matmult_loops_match_numpy(X, Y):
+    got = check(matmult_loops, X, Y)
+    if got is not None and X.shape[1] == Y.shape[0]:
+        np.testing.assert_allclose(got, np.dot(X, Y), rtol=1e-5 if X.dtype == np.float32 else 1e-12)
+    check(matmult_prange, X, Y)
+
+
+def test_matmult_with_empty_inner_dimension_raises_as_numpy_indexing_does():
+    check(matmult_loops, MM_X[:, :0], MM_Y[:0])  # X[i, 0]: IndexError in CPython and here
+
+
+def transpose_loops(a):
+    out = np.empty((a.shape[1], a.shape[0]))
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[j, i] = a[i, j]
+    return out
+
+
+def reverse_loop(a):
+    n = a.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        out[n - 1 - i] = a[i] * 2.0
+    return out
+
+
+def smooth_wrapping(a):
+    n = a.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = (a[i - 1] + a[i] + a[(i + 1) % n]) / 3.0  # a[-1] at i = 0, as in Python
+    return out
+
+
+@pytest.mark.parametrize("name", ["c", "T", "steps", "rev", "row", "col", "int32"])
+def test_index_kernels_on_matrices(name):
+    check(transpose_loops, MAT[name])
+
+
+@pytest.mark.parametrize("name", ["c", "step2", "rev", "one", "int32", "float32"])
+def test_index_kernels_on_vectors(name):
+    check(reverse_loop, VEC[name])
+    check(smooth_wrapping, VEC[name])

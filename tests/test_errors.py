@@ -433,6 +433,267 @@ def test_function_still_works_after_an_index_error():
         assert f(V, -1) == 4.0
 
 
+# ---------------------------------------------------------------- IndexError in loops run without their checks
+# A loop whose accesses one test before it proves in range runs a copy without their checks (loop versioning:
+# ir/bounds_plan.c, backends/llvm/bounds_version.c). Whatever copy runs, an access out of range raises IndexError
+# with NumPy's message at its own line, after the same writes as under CPython, and negative indices wrap.
+
+
+def last_frame_line(excinfo):
+    tb = excinfo.tb
+    while tb.tb_next:
+        tb = tb.tb_next
+    return tb.tb_lineno
+
+
+def same_as_cpython(f, *args, backend=None, compare_args=True):
+    """lk.jit(f) (on the default backend unless one is named) does what CPython does on copies of args: the same
+    result, or an IndexError with NumPy's message (the first line of lorikeet's) whose location is this file and the
+    line CPython raised at; the arrays passed in end up alike (writes made before the error included) unless
+    compare_args is False."""
+    ref_args = [clone(a) for a in args]
+    lk_args = [clone(a) for a in args]
+    g = lk.jit(f, backend=backend)
+    try:
+        exp = f(*ref_args)
+    except IndexError:
+        with pytest.raises(IndexError) as ref:
+            f(*[clone(a) for a in args])
+        with pytest.raises(IndexError) as got:
+            g(*lk_args)
+        msg = str(got.value)
+        line = last_frame_line(ref)
+        text = open(__file__).read().splitlines()[line - 1].strip()
+        assert msg.splitlines()[0] == str(ref.value), f"{msg!r} is not NumPy's {str(ref.value)!r}"
+        assert HERE in msg and f"line {line}" in msg and text in msg, f"not at line {line} ({text}):\n{msg}"
+    else:
+        same(g(*lk_args), exp)
+    if compare_args:
+        for la, ra in zip(lk_args, ref_args):
+            if isinstance(ra, np.ndarray):
+                same(la, ra)
+
+
+def shifted_sum(a, n):
+    s = 0.0
+    for i in range(n):
+        s += a[i + 1]
+    return s
+
+
+def offset_product(a, k):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i + k] * a[i]
+    return s
+
+
+def write_differences(out, a):
+    for i in range(len(out)):
+        out[i] = a[i + 1] - a[i]
+
+
+def countdown(a, n):
+    s = 0.0
+    for i in range(n, -1, -1):
+        s += a[i] * (i + 1)
+    return s
+
+
+def every_other(a, n):
+    s = 0.0
+    for i in range(0, n, 2):
+        s += a[i] - a[i + 1]
+    return s
+
+
+V7 = np.arange(1.0, 8.0)
+
+
+@pytest.mark.parametrize("f,args", [
+    (shifted_sum, (V7, 6)),                # in range
+    (shifted_sum, (V7, 7)),                # a[7]: out of range on the last iteration only
+    (shifted_sum, (V7, 0)),                # no iteration
+    (offset_product, (V7, 0)),
+    (offset_product, (V7, 1)),             # last iteration
+    (offset_product, (V7, 7)),             # first iteration
+    (offset_product, (V7, -1)),            # a[-1] on the first iteration wraps, as in Python
+    (offset_product, (V7, -7)),            # every index negative, every one wraps
+    (offset_product, (V7, -8)),            # a[-8]: first iteration
+    (write_differences, (np.zeros(6), V7)),
+    (write_differences, (np.zeros(7), V7)),  # out[0..5] written, then a[7] raises
+    (countdown, (V7, 6)),
+    (countdown, (V7, 7)),                  # a[7] on the first iteration of a descending loop
+    (every_other, (V7, 6)),
+    (every_other, (V7, 7)),                # i = 6: a[7]
+], ids=lambda v: v.__name__ if callable(v) else None)
+def test_versioned_loop_raises_where_cpython_does(f, args):
+    same_as_cpython(f, *args)
+
+
+def stencil(x):
+    n = x.shape[0]
+    out = np.zeros(n)
+    for i in range(n):
+        out[i] = x[i - 1] + 2.0 * x[i]  # x[-1] at i = 0
+    return out
+
+
+def stencil_from(x, lo):
+    n = x.shape[0]
+    out = np.zeros(n)
+    for i in range(lo, n):
+        out[i] = x[i - 1] - x[i]
+    return out
+
+
+def stencil_2d(x):
+    h, w = x.shape
+    out = np.zeros((h, w))
+    for i in range(h):
+        for j in range(w):
+            out[i, j] = x[i - 1, j] + x[i, j - 1] - 2.0 * x[i, j]
+    return out
+
+
+def test_negative_offsets_below_zero_wrap_as_in_python():
+    x = np.arange(1.0, 9.0) ** 2
+    same_as_cpython(stencil, x)
+    for lo in (0, 1, 3, -3, -8, -9):  # the test fails (lo <= 0) or holds (lo >= 1); -9: x[-10] raises
+        same_as_cpython(stencil_from, x, lo)
+    same_as_cpython(stencil_2d, np.arange(20.0).reshape(4, 5) ** 2)
+    same_as_cpython(stencil_2d, (np.arange(20.0).reshape(4, 5) ** 2).T)
+
+
+def lower_sum(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        for j in range(i):
+            s += a[i, j] * (j + 1)
+    return s
+
+
+def upper_sum(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        for j in range(i + 1, a.shape[1]):
+            s += a[i, j] * (i + 1)
+    return s
+
+
+def band_sum(a, w):
+    s = 0.0
+    for i in range(a.shape[0]):
+        for j in range(i, i + w):
+            s += a[i, j]
+    return s
+
+
+def test_triangular_loops():
+    a = np.arange(30.0).reshape(5, 6) ** 1.5
+    for m in (a, a[:, :5], a[:1, :1], a[:0], a.T):
+        same_as_cpython(lower_sum, m)
+        same_as_cpython(upper_sum, m)
+    same_as_cpython(band_sum, a, 2)          # a has 6 columns: j <= 5 in range
+    same_as_cpython(band_sum, a[:, :5], 1)
+    same_as_cpython(band_sum, a[:, :5], 2)   # a[4, 5]: out of range on the last row only
+
+
+def index_var_reassigned(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        s += b[0] + a[i]
+        i = 2 * i
+        s += 10.0 * a[i]
+    return s
+
+
+def inner_var_after_its_loop(a, m):
+    s = 0.0
+    j = 0
+    for i in range(len(a)):
+        for j in range(m):
+            s += a[i] * j
+        s += a[j]  # the inner variable's last value (or its old one when the inner loop ran zero times)
+    return s
+
+
+def array_reassigned(a, b):
+    s = 0.0
+    x = a
+    for i in range(len(a)):
+        s += x[i] * a[i]
+        x = b
+    return s
+
+
+def test_index_var_reassigned_in_the_body():
+    same_as_cpython(index_var_reassigned, np.arange(6.0), np.ones(2))  # i = 3: a[6]
+    same_as_cpython(index_var_reassigned, np.arange(1.0), np.ones(2))
+
+
+def test_inner_loop_var_read_after_its_loop():
+    for m in (0, 1, 6, 7):  # 7: a[6] after the inner loop
+        same_as_cpython(inner_var_after_its_loop, np.arange(6.0), m)
+
+
+def test_array_reassigned_in_the_body():
+    same_as_cpython(array_reassigned, np.arange(5.0), np.arange(5.0) * 2)
+    same_as_cpython(array_reassigned, np.arange(5.0), np.arange(3.0))  # x is b from i = 1: b[3] raises
+
+
+def prange_differences(out, a):
+    for i in lk.prange(len(out)):
+        out[i] = a[i + 1] - a[i]
+
+
+def prange_rows(out, a):
+    for i in lk.prange(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = a[i, j + 1] * a[i + 1, j]
+
+
+@pytest.fixture(params=["alone", "team"])
+def team_threshold(request):
+    lk.set_parallel_threshold(0 if request.param == "team" else 10 ** 18)
+    yield request.param
+    lk.set_parallel_threshold(int(os.environ.get("LORIKEET_PARALLEL_THRESHOLD", 300000)))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "openmp"])
+def test_prange_loops(backend, team_threshold):
+    # on the team the iterations of other threads may or may not have run when one raises: compare results only
+    ok = team_threshold == "alone" or backend == "cpu"
+    a = np.arange(1.0, 101.0)
+    same_as_cpython(prange_differences, np.zeros(99), a, backend=backend)
+    same_as_cpython(prange_differences, np.zeros(100), a, backend=backend, compare_args=ok)  # a[100]
+    m = np.arange(1.0, 43.0).reshape(6, 7)
+    same_as_cpython(prange_rows, np.zeros((5, 6)), m, backend=backend)
+    same_as_cpython(prange_rows, np.zeros((5, 7)), m, backend=backend, compare_args=ok)    # a[0, 7]
+    same_as_cpython(prange_rows, np.zeros((6, 6)), m, backend=backend, compare_args=ok)    # a[6, 0]
+
+
+def conv_sized(x, w, k):
+    h = x.shape[0] - 2
+    out = np.zeros((h, x.shape[1] - 2))
+    for i in range(h):
+        for j in range(x.shape[1] - 2):
+            s = 0.0
+            for di in range(k):
+                for dj in range(k):
+                    s += x[i + di, j + dj] * w[di, dj]
+            out[i, j] = s
+    return out
+
+
+def test_conv_with_a_kernel_too_big():
+    x = np.arange(42.0).reshape(6, 7)
+    w = np.arange(1.0, 10.0).reshape(3, 3)
+    same_as_cpython(conv_sized, x, w, 3)
+    same_as_cpython(conv_sized, x, w, 4)              # w[0, 3] on the first iteration
+    same_as_cpython(conv_sized, x, np.ones((4, 4)), 4)  # x[3, 6]... x[0, 7]: the last column of patches
+
+
 # ---------------------------------------------------------------- ZeroDivisionError and IEEE floats
 
 
@@ -744,6 +1005,14 @@ RISKY = {
     "index_huge_negative": ("def f(a, i):\n    return a[i]\n", "f(np.ones(3), -(2**63))", "IndexError|OverflowError"),
     "index_too_big_for_int64": ("def f(a, i):\n    return a[i]\n", "f(np.ones(3), 2**64)",
                                 "IndexError|OverflowError|TypeError"),
+    # a loop's bounds test must see its forms overflow int64 (4 * (n - 1) wraps to 0 here): then the checked loop
+    # runs, and a[8] raises; a test fooled by the wrap would run 2**62 iterations unchecked
+    "versioned_index_bound_overflows": ("def f(a, n):\n    s = 0.0\n    for i in range(n):\n        s += a[i * 4]\n"
+                                        "    return s\n", "f(np.ones(8), 2**62 + 1)", "IndexError"),
+    # ... and so must the bounds of a nested loop: i + big wraps to -2**63 at i = 2 (CPython's loops are empty)
+    "versioned_inner_start_overflows": ("def f(a, n, big):\n    s = 0.0\n    for i in range(n):\n"
+                                        "        for j in range(i + big, n):\n            s += a[j]\n    return s\n",
+                                        "f(np.ones(4), 4, 2**63 - 2)", "IndexError|RESULT 0.0"),
     "int_min_floordiv_minus_one": ("def f(a, b):\n    return a // b\n", "f(-(2**63), -1)",
                                    "RESULT|OverflowError"),
 }

@@ -193,3 +193,26 @@ def test_proven_safe_loop_has_no_bounds_check_branch():
 
     text = lk.jit(scale).inspect_llvm(A.copy())
     assert VECTOR_DOUBLE.search(text)
+
+
+def conv_loops(x, w):
+    out = np.empty((x.shape[0] - 2, x.shape[1] - 2))
+    for i in range(x.shape[0] - 2):
+        for j in range(x.shape[1] - 2):
+            s = 0.0
+            for di in range(3):
+                for dj in range(3):
+                    s += x[i + di, j + dj] * w[di, dj]
+            out[i, j] = s
+    return out
+
+
+def test_checked_index_loops_vectorise_behind_one_bounds_test():
+    # one test before the loops proves every access of conv's loops in range (loop versioning): that copy of the
+    # loops has no checks and vectorises; the checked copy remains, for inputs that fail the test
+    x, w = np.ones((20, 20)), np.ones((3, 3))
+    text = lk.jit(conv_loops).inspect_llvm(x, w)
+    assert VECTOR_ARITH.search(text), "no vector fmul/fadd on doubles: the checked loop is all there is"
+    assert "rt_raise_index" in text, "the checked copy of the loops is gone"
+    same = lk.jit(conv_loops)(x, w)
+    assert same.shape == (18, 18) and (same == 9.0).all()

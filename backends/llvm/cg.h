@@ -19,6 +19,7 @@
 #define CG_MAX_VARIANTS 128
 
 typedef struct CgOutline CgOutline; /* outline.c */
+#define CG_MAX_VERSIONS 2 /* versioned loops nested in one another (each doubles the code inside it) */
 
 typedef struct Cg {
     LLVMContextRef ctx;
@@ -42,6 +43,11 @@ typedef struct Cg {
     bool parallel;                /* the openmp backend: outermost data-parallel loops run on the team */
     int par_depth;                /* > 0 inside an outlined loop: everything nested runs on its thread */
     int chunk_level;              /* the loop level a chunk restricts (0; 1 for reductions along axis 0) */
+    /* loop versioning (bounds_version.c): the bounds plans of the versioned loops around the code being
+     * emitted, outermost first, and whether this copy runs with the plan's accesses proven in range */
+    const IrBoundsPlan *plans[CG_MAX_VERSIONS];
+    bool plan_proven[CG_MAX_VERSIONS];
+    int nplans;
     /* every emitted function, by IrFunc, for calls */
     IrFunc **funcs;
     LLVMValueRef *func_values;
@@ -74,6 +80,14 @@ LLVMValueRef cg_alloca(Cg *cg, LLVMTypeRef t, const char *name);
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
 void cg_raise_if(Cg *cg, LLVMValueRef cond, const char *rt_fn, IrPos pos, LLVMValueRef *extra, int nextra);
 void cg_check_status(Cg *cg, LLVMValueRef status);
+/* Enters a loop for break/continue (false, with the error set, when loops nest too deeply). */
+bool cg_push_loop(Cg *cg, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont, IrPos pos);
+/* The sequential loop of a for-range statement s whose start, stop and step are evaluated (and the step
+ * checked): range is a CgRange. */
+typedef struct CgRange {
+    LLVMValueRef start, stop, step;
+} CgRange;
+void cg_range_loop(Cg *cg, const IrNode *s, void *range);
 bool cg_emit_module(Cg *cg, IrFunc *root);
 
 /* emit_array.c */
@@ -169,6 +183,8 @@ LLVMValueRef cg_transpose(Cg *cg, LLVMValueRef arr, int ndim);
 typedef void (*CgLoopBody)(Cg *cg, LLVMValueRef *idx, void *env);
 /* Lets LLVM vectorise the loop whose latch this is even where that reorders float arithmetic. */
 void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br);
+/* The same, and/or: no runtime unrolling of that loop (full unrolling of a constant trip count stays). */
+void cg_mark_loop(Cg *cg, LLVMValueRef latch_br, bool vectorize, bool no_runtime_unroll);
 void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize);
 
 /* outline.c: a loop moved into a chunk function that rt_parallel_for runs on the team (openmp backend) */
@@ -199,6 +215,21 @@ int cg_vecmath_symbols(RtSymbol *syms, int max); /* once per process: the varian
 void cg_vecmath_annotate(Cg *cg, LLVMValueRef call, IrMathFn f, LLVMTypeRef elem);
 void cg_vecmath_finish(Cg *cg);                  /* after emission: keeps the declared variants alive */
 bool cg_vecmath_has(IrMathFn f);                 /* f has a vector variant here */
+/* prange.c: an lk.prange loop run by the team (openmp backend, outside other parallel loops) */
+void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
+
+/* bounds_version.c: a loop emitted twice, with the accesses its bounds plan proves unchecked, and as it is */
+typedef void (*CgLoopEmit)(Cg *cg, const IrNode *loop, void *env);
+/* The plan of a for-range loop, when it is worth a second copy here; else NULL. */
+const IrBoundsPlan *cg_version_plan(Cg *cg, const IrNode *loop);
+/* i1, emitted before the loop (start and stop: its evaluated bounds): every access of the plan stays in range. */
+LLVMValueRef cg_version_test(Cg *cg, const IrBoundsPlan *p, LLVMValueRef start, LLVMValueRef stop);
+/* emit(loop) twice, the copy chosen by ok; with no plan, once. */
+void cg_versioned(Cg *cg, const IrBoundsPlan *p, LLVMValueRef ok, const IrNode *loop, CgLoopEmit emit, void *env);
+/* This access is proven in range in the copy being emitted: no check, no wrap. */
+bool cg_index_proven(const Cg *cg, const IrNode *index);
+/* The code being emitted is in a copy with proven accesses (its loops are not runtime-unrolled: see there). */
+bool cg_in_proven_copy(const Cg *cg);
 
 /* jit.c */
 bool cg_jit_init(LkDiag *diag);

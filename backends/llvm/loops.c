@@ -1,19 +1,32 @@
-/* loops.c: counted loop nests for the data-parallel nodes. The index of each level is an i64 from 0 to its
- * dim; the innermost latch may carry llvm.loop.vectorize.enable, which lets LLVM reorder a float reduction
- * (NumPy's own sums are pairwise, not sequential, so this is no loss of fidelity). */
+/* loops.c: counted loop nests for the data-parallel nodes, and the hints a loop's latch can carry. The index of
+ * each level is an i64 from 0 to its dim; the innermost latch may carry llvm.loop.vectorize.enable, which lets
+ * LLVM reorder a float reduction (NumPy's own sums are pairwise, not sequential, so this is no loss of fidelity). */
 #include <llvm-c/DebugInfo.h>
 #include "cg.h"
 
-void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br)
+void cg_mark_loop(Cg *cg, LLVMValueRef latch_br, bool vectorize, bool no_runtime_unroll)
 {
+    if (!vectorize && !no_runtime_unroll) return;
     LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
-    LLVMMetadataRef enable_ops[2] = {LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.enable", 26),
-                                     LLVMValueAsMetadata(LLVMConstInt(cg->i1, 1, 0))};
-    LLVMMetadataRef enable = LLVMMDNodeInContext2(cg->ctx, enable_ops, 2);
-    LLVMMetadataRef loop_ops[2] = {tmp, enable};
-    LLVMMetadataRef loop = LLVMMDNodeInContext2(cg->ctx, loop_ops, 2);
+    LLVMMetadataRef loop_ops[3] = {tmp};
+    unsigned n = 1;
+    if (vectorize) {
+        LLVMMetadataRef enable_ops[2] = {LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.enable", 26),
+                                         LLVMValueAsMetadata(LLVMConstInt(cg->i1, 1, 0))};
+        loop_ops[n++] = LLVMMDNodeInContext2(cg->ctx, enable_ops, 2);
+    }
+    if (no_runtime_unroll) {
+        LLVMMetadataRef off = LLVMMDStringInContext2(cg->ctx, "llvm.loop.unroll.runtime.disable", 32);
+        loop_ops[n++] = LLVMMDNodeInContext2(cg->ctx, &off, 1);
+    }
+    LLVMMetadataRef loop = LLVMMDNodeInContext2(cg->ctx, loop_ops, n);
     LLVMMetadataReplaceAllUsesWith(tmp, loop); /* the loop id refers to itself */
     LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(cg->ctx, "llvm.loop", 9), LLVMMetadataAsValue(cg->ctx, loop));
+}
+
+void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br)
+{
+    cg_mark_loop(cg, latch_br, true, false);
 }
 
 static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *idx, CgLoopBody body, void *env,
