@@ -51,8 +51,9 @@ typedef struct Planner {
     Scope scope[MAX_SCOPES];
     int depth;
     int expr_depth;   /* of ival_of's recursion */
+    bool innermost;   /* the loop around the statements being visited has no loop in it */
     IrBoundsPlan *plan;
-    int cap_index, cap_checks;
+    int cap_index, cap_inner, cap_checks;
 } Planner;
 
 /* ---- affine forms ---- */
@@ -407,6 +408,8 @@ static void consider_access(Planner *p, IrNode *n)
     for (int i = 0; i < pl->nindex; i++)
         if (pl->index[i] == n) return;
     pl->index = grow(p, pl->index, pl->nindex, &p->cap_index, sizeof(IrNode *));
+    pl->innermost = grow(p, pl->innermost, pl->nindex, &p->cap_inner, sizeof(bool));
+    pl->innermost[pl->nindex] = p->innermost;
     pl->index[pl->nindex++] = n;
     for (int k = 0; k < n->u.index.n; k++) add_check(p, base, k, &iv[k]);
     for (int d = 0; d < p->depth; d++)
@@ -421,6 +424,38 @@ static void visit_expr(IrNode **np, void *env)
 }
 
 static void visit_block(Planner *p, const IrBlock *b);
+
+/* A data-parallel node is a loop nest too: an access outside it runs once per run of those loops, and the loop
+ * that LLVM vectorises is its innermost one. */
+static void find_loop_expr(IrNode **np, void *env)
+{
+    IrKind k = (*np)->kind;
+    if (k == IR_MAP || k == IR_IMAP || k == IR_REDUCE || k == IR_SCAN) *(bool *)env = true;
+    else ir_each_child(*np, find_loop_expr, env);
+}
+
+static void find_loop(IrNode *s, void *env)
+{
+    if (s->kind == IR_FOR_RANGE || s->kind == IR_WHILE || s->kind == IR_FOR_ITER) *(bool *)env = true;
+    else if (ir_is_statement(s->kind)) ir_each_child(s, find_loop_expr, env);
+    else find_loop_expr(&s, env);
+}
+
+static bool has_loop(const IrBlock *b)
+{
+    bool found = false;
+    ir_each_stmt((IrBlock *)b, find_loop, &found);
+    return found;
+}
+
+/* The body of a loop: its accesses are in an innermost loop when it has no loop in it. */
+static void visit_loop_body(Planner *p, const IrBlock *body)
+{
+    bool outer = p->innermost;
+    p->innermost = !has_loop(body);
+    visit_block(p, body);
+    p->innermost = outer;
+}
 
 /* The planned loop's start or stop: a constant as such (so that x[i - 1] for i from 0 is seen never to pass),
  * anything else as the value the loop computed. */
@@ -487,21 +522,21 @@ static void visit_stmt(Planner *p, IrNode *s)
         return;
     case IR_WHILE:
         visit_expr(&s->u.while_.cond, p);
-        visit_block(p, &s->u.while_.body);
+        visit_loop_body(p, &s->u.while_.body);
         return;
     case IR_FOR_RANGE:
         ir_each_child(s, visit_expr, p);
         if (p->depth == MAX_SCOPES) { /* its variable is bound in the loop, so unknown: nothing rests on it */
-            visit_block(p, &s->u.for_range.body);
+            visit_loop_body(p, &s->u.for_range.body);
             return;
         }
         push_scope(p, s, false);
-        visit_block(p, &s->u.for_range.body);
+        visit_loop_body(p, &s->u.for_range.body);
         pop_scope(p);
         return;
     case IR_FOR_ITER:
         ir_each_child(s, visit_expr, p);
-        visit_block(p, &s->u.for_iter.body);
+        visit_loop_body(p, &s->u.for_iter.body);
         return;
     case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_RETURN: case IR_EXPR_STMT:
         ir_each_child(s, visit_expr, p);
@@ -531,7 +566,7 @@ IrBoundsPlan *ir_bounds_plan(IrFunc *f, const IrNode *loop)
     p->plan = rt_arena_alloc(f->arena, sizeof *p->plan);
     p->plan->loop = loop;
     push_scope(p, loop, true);
-    visit_block(p, &loop->u.for_range.body);
+    visit_loop_body(p, &loop->u.for_range.body);
     pop_scope(p);
     return p->plan->nindex ? p->plan : NULL;
 }

@@ -355,6 +355,8 @@ typedef struct IrBoundsCheck {
 typedef struct IrBoundsPlan {
     const IrNode *loop;   /* the IR_FOR_RANGE */
     IrNode **index;       /* IR_INDEX nodes (checked, integer items only) proven when every check passes */
+    bool *innermost;      /* index[i] is in an innermost loop (one with no loop in it, statement or map/reduce):
+                           * where checks cost most, and the loops LLVM vectorises */
     int nindex;
     IrBoundsCheck *checks;
     int nchecks;

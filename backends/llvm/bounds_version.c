@@ -7,8 +7,9 @@
  * proves that no index is negative); otherwise the ordinary loop, with every check, so an IndexError is raised
  * where and when it always was. The test only picks which of two equivalent loops runs.
  *
- * Cost: the loop body is compiled twice, only where a plan is not empty. Plans nest (a loop inside a copy may
- * version again for accesses new to it), up to CG_MAX_VERSIONS deep, which bounds the copies of any body. */
+ * Cost: the loop body is compiled twice, only where the plan proves an access of an innermost loop. Plans nest
+ * (a loop inside a copy may version again for accesses new to it), up to CG_MAX_VERSIONS deep, which bounds the
+ * copies of any body. */
 #include "cg.h"
 
 static bool planned(const Cg *cg, const IrNode *index, bool proven_only)
@@ -42,9 +43,11 @@ const IrBoundsPlan *cg_version_plan(Cg *cg, const IrNode *loop)
     if (cg->nplans == CG_MAX_VERSIONS) return NULL;
     const IrBoundsPlan *p = ir_bounds_plan(cg->f, loop);
     if (!p) return NULL;
+    /* worth a copy: an access of an innermost loop (LLVM vectorises those; elsewhere a check runs a trip count
+     * less often) that the loops around have not planned (where they have, a copy would add nothing) */
     for (int i = 0; i < p->nindex; i++)
-        if (!planned(cg, p->index[i], false)) return p;
-    return NULL; /* the loops around have taken their chance at every access: a copy would add nothing */
+        if (p->innermost[i] && !planned(cg, p->index[i], false)) return p;
+    return NULL;
 }
 
 /* ---- the test ---- */
