@@ -119,6 +119,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
         lk_raise_diag(&diag);
         return NULL;
     }
+    ir_inline_calls(typed); /* first: what the others do must see through small calls; it prunes typed->callees */
     ir_inline_single_use(typed);
     ir_fuse(typed);
     ir_recognize_matmul(typed);

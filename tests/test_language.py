@@ -1150,3 +1150,131 @@ def uses_lambda(x):
 @pytest.mark.parametrize("x", [3, -2.5])
 def test_lambda_in_body_matches_cpython(x):
     check(uses_lambda, x)
+
+
+# ---------------------------------------------------------------- inlined calls (ir/inline_calls.c)
+# Small helpers are inlined into their callers: the results, the order in which arguments with effects are
+# evaluated, and the arrays written must stay CPython's.
+
+
+def bump(a):
+    # writes its argument: a store, so never inlined, and it stays a call that writes memory
+    a[0] = a[0] + 1.0
+    return a[0]
+
+
+def plus_ten_times(u, v):
+    return u + v * 10.0
+
+
+def two_step_sum(u, v):
+    t = u * 2.0
+    return t + v
+
+
+def arg_written_by_first_arg(a):
+    return plus_ten_times(bump(a), a[0])  # bump writes a[0] before a[0] is read
+
+
+def arg_read_before_second_arg_writes(a):
+    return plus_ten_times(a[0], bump(a))  # a[0] is read before bump writes it
+
+
+def read_before_inlined_call(a):
+    return a[0] + two_step_sum(bump(a), a[0])
+
+
+def sum_before_inlined_call(a):
+    return a.sum() + two_step_sum(bump(a), a.sum())
+
+
+def inlined_call_then_read(a):
+    return two_step_sum(bump(a), a[0]) + a[0]
+
+
+@pytest.mark.parametrize("f", [arg_written_by_first_arg, arg_read_before_second_arg_writes, read_before_inlined_call,
+                               sum_before_inlined_call, inlined_call_then_read])
+@pytest.mark.parametrize("name", ["c", "step2", "rev", "empty", "one"])
+def test_inlined_call_keeps_argument_order_and_writes(f, name):
+    check(f, VEC_ARGS[name])
+
+
+def centered(a, offset=0.0, scale=1.0):
+    return (a - a.mean()) * scale + offset
+
+
+def calls_centered_with_keywords(a):
+    return (centered(a) + centered(a, 1.0) + centered(a, scale=2.0) + centered(scale=0.5, a=a, offset=-1.0)).sum()
+
+
+@pytest.mark.parametrize("name", ["c", "step2", "rev", "one", "int32"])
+def test_inlined_callee_with_default_and_keyword_args(name):
+    check(calls_centered_with_keywords, VEC_ARGS[name])
+
+
+def sq_of(v):
+    return v * v
+
+
+def sum_sq(a):
+    return sq_of(a).sum()
+
+
+def sum_sq_loop(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += sq_of(a[i])
+    return s
+
+
+def sq_from_many_places(a, x):
+    # sq_of on an array, on a scalar, inside sum_sq (inlined) and inside sum_sq_loop (a call, a loop)
+    return sum_sq(a) + sq_of(x) + sq_of(len(a)) + sum_sq_loop(a) + sum_sq(a[::-1])
+
+
+@pytest.mark.parametrize("name", ["c", "step2", "empty", "one", "int32"])
+@pytest.mark.parametrize("x", [3, -1.5])
+def test_callee_called_from_several_places(name, x):
+    check(sq_from_many_places, VEC_ARGS[name], x)
+
+
+def halve(n):
+    return n // 2
+
+
+def fact_via_helper(n):
+    return 1 if n <= 1 else n * fact_via_helper(halve(n) * 2 - n + n - 1)
+
+
+def test_recursion_is_still_refused_with_inlinable_helpers():
+    with pytest.raises(lk.CompileError, match="recursion"):
+        jitted(fact_via_helper)(5)
+
+
+def mean_of(x):
+    return x.mean()
+
+
+def covariance_of(x, y):
+    return ((x - mean_of(x)) * (y - mean_of(y))).mean()
+
+
+def regression_fit(x, y):
+    slope = covariance_of(x, y) / covariance_of(x, x)
+    offset = y.mean() - slope * x.mean()
+    return slope, offset
+
+
+@pytest.mark.parametrize("name", ["c", "step2", "rev", "one", "int32"])
+def test_regression_through_helpers(name):
+    v = VEC_ARGS[name]
+    check(regression_fit, v, v[::-1] * 2.0 + 1.0, rel=1e-9)
+
+
+def sum_then_write_as_args(a):
+    return plus_ten_times(a.sum(), bump(a))  # the sum is taken before bump writes a
+
+
+def test_inlined_call_evaluates_a_read_before_a_later_argument_writes():
+    for name in ["c", "rev", "one"]:
+        check(sum_then_write_as_args, VEC_ARGS[name])
