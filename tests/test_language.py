@@ -1152,9 +1152,9 @@ def test_lambda_in_body_matches_cpython(x):
     check(uses_lambda, x)
 
 
-# ---------------------------------------------------------------- inlined calls (ir/inline_calls.c)
-# Small helpers are inlined into their callers: the results, the order in which arguments with effects are
-# evaluated, and the arrays written must stay CPython's.
+# ---------------------------------------------------------------- inlined calls, shared reductions (ir/inline_calls.c, ir/cse.c)
+# Small helpers are inlined into their callers and repeated reductions computed once: the results, the order in
+# which arguments with effects are evaluated, and the arrays written must stay CPython's.
 
 
 def bump(a):
@@ -1269,6 +1269,96 @@ def regression_fit(x, y):
 def test_regression_through_helpers(name):
     v = VEC_ARGS[name]
     check(regression_fit, v, v[::-1] * 2.0 + 1.0, rel=1e-9)
+
+
+def sums_around_store(a):
+    s1 = a.sum()
+    a[0] = 5.0
+    s2 = a.sum()
+    return s1, s2, a.sum()
+
+
+def sums_around_view_store(a):
+    b = a[1:]
+    s1 = a.sum()
+    b[0] = 7.0  # writes a[1] through the view
+    return s1, a.sum()
+
+
+def sums_around_call(a):
+    s1 = a.sum()
+    bump(a)
+    return s1, a.sum()
+
+
+def sums_around_inplace(a):
+    s1 = a.sum()
+    a += 1.0
+    return s1, a.sum()
+
+
+def sums_around_rebinding(a):
+    s1 = a.sum()
+    a = a * 2.0
+    return s1, a.sum()
+
+
+def sums_in_a_loop(a, n):
+    t = 0.0
+    for i in range(n):
+        t += a.sum() * a.sum()
+        a[0] = a[0] + 1.0
+    return t, a.sum()
+
+
+def zeros_pair(n):
+    a = np.zeros(n)
+    b = np.zeros(n)
+    a[0] = 1.0
+    return a, b
+
+
+@pytest.mark.parametrize("f", [sums_around_store, sums_around_view_store, sums_around_call, sums_around_inplace,
+                               sums_around_rebinding])
+@pytest.mark.parametrize("name", ["c", "step2", "rev"])
+def test_reductions_around_writes_are_not_shared(f, name):
+    check(f, VEC_ARGS[name])
+
+
+def test_reductions_in_a_loop_that_writes():
+    check(sums_in_a_loop, V.copy(), 4)
+
+
+def test_two_zeros_stay_two_arrays():
+    check(zeros_pair, 3)
+    a, b = jitted(zeros_pair)(3)
+    assert a is not b and b[0] == 0.0
+
+
+def floordiv_in_branch(a, k):
+    r = 0
+    if k != 0:
+        r = a.sum() // k
+    return r + (a.sum() // k if k != 0 else 0)
+
+
+def raises_first_then_repeats(a, n, k):
+    return n // k + a.min() + a.min()
+
+
+def repeats_then_raises(a, n, k):
+    return a.min() + n // k + a.min()
+
+
+INTS = np.arange(1, 8, dtype=np.int64)
+
+
+@pytest.mark.parametrize("k", [0, 3, -2])
+def test_expressions_raising_on_one_path_are_not_moved(k):
+    check(floordiv_in_branch, INTS, k)
+    for a in (INTS, INTS[:0]):
+        check(raises_first_then_repeats, a, 7, k)  # ZeroDivisionError before the empty min's ValueError
+        check(repeats_then_raises, a, 7, k)        # and the other way round
 
 
 def sum_then_write_as_args(a):

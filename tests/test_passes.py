@@ -1,8 +1,9 @@
-"""The passes that see through calls (inline_calls.c): f.inspect_types(...) shows the IR after all passes,
-compared as text (temporaries are numbered in order, so the text is stable); results against NumPy; allocations
-counted by lk.runtime.stats().
+"""The passes that see through calls and share repeated work (inline_calls.c, cse.c): f.inspect_types(...) shows
+the IR after all passes, compared as text (temporaries are numbered in order, so the text is stable); results
+against NumPy; allocations counted by lk.runtime.stats().
 
-The case that motivated it is Parakeet's regression benchmark, where covariance() is called twice."""
+The case that motivated them is Parakeet's regression benchmark: two calls of covariance() and two more means
+made 9 passes over the arrays, where 4 will do (x.mean, y.mean, and the two sums of products)."""
 import re
 
 import numpy as np
@@ -54,11 +55,25 @@ def fit_simple_regression(x, y):
     return slope, offset
 
 
-def test_regression_inlines_covariance():
+FIT_IR = """\
+def fit_simple_regression.1(x: array(float64, 1d, C), y: array(float64, 1d, C)) -> (float64, float64):
+    $t17 = (reduce[add](x) / float64(x.shape[0]))  : float64
+    $t19 = (reduce[add](y) / float64(y.shape[0]))  : float64
+    slope = ((reduce[add](map(lambda $t6, $t7, $t8, $t9: (($t6 - $t7) * ($t8 - $t9)), x, $t17, y, $t19)) \
+/ float64(bcast_shape[0](x, y))) / (reduce[add](map(lambda $t12, $t13, $t14, $t15: (($t12 - $t13) * ($t14 - $t15)), \
+x, $t17, x, $t17)) / float64(bcast_shape[0](x, x))))  : float64
+    offset = ($t19 - (slope * $t17))  : float64
+    return (slope, offset)
+"""
+
+
+def test_regression_computes_each_mean_once():
     x, y = RNG.standard_normal(100), RNG.standard_normal(100)
     ir = ir_of(fit_simple_regression, x, y)
-    assert functions_in(ir) == ["fit_simple_regression.1"], ir  # no code is made for covariance any more
-    assert "covariance" not in ir, ir
+    assert ir == FIT_IR, ir
+    # 4 passes over the arrays: x.mean, y.mean, and the two fused sums of products
+    assert len(re.findall(r"reduce\[add\]\(", ir)) == 4
+    assert functions_in(ir) == ["fit_simple_regression.1"]  # covariance was inlined: no code is made for it
 
 
 def test_regression_fuses_and_agrees_with_numpy():
@@ -169,3 +184,121 @@ def test_callee_with_a_loop_stays_a_call():
     ir = ir_of(calls_has_loop, a)
     assert "has_loop.2(a)" in ir and functions_in(ir) == ["calls_has_loop.1", "has_loop.2"], ir
     close(J(calls_has_loop)(a), calls_has_loop(a))
+
+
+# ---------------------------------------------------------------- cse.c
+
+
+def normalise(x):
+    return (x - x.min()) / (x.max() - x.min())
+
+
+NORMALISE_IR = """\
+def normalise.1(x: array(float64, 1d, C)) -> array(float64, 1d, C):
+    $t13 = reduce[min](x)  : float64
+    $t14 = (reduce[max](x) - $t13)  : float64
+    $t15 = alloc array(float64, 1d, C) (bcast_shape[0](x, $t13, $t14))  : array(float64, 1d, C)
+    map(lambda $t9, $t10, $t12: (($t9 - $t10) / $t12), x, $t13, $t14, out=$t15)
+    return $t15
+"""
+
+
+def test_repeated_min_is_computed_once():
+    x = RNG.standard_normal(40)
+    ir = ir_of(normalise, x)
+    assert ir == NORMALISE_IR, ir
+    close(J(normalise)(x), normalise(x))
+    assert allocations(normalise, x) == 1  # only the result
+
+
+def mean_named_then_repeated(x):
+    m = x.mean()
+    return (x - x.mean()) * m
+
+
+def test_a_variable_holding_the_value_is_reused():
+    x = RNG.standard_normal(40)
+    ir = ir_of(mean_named_then_repeated, x)
+    assert len(re.findall(r"reduce\[add\]\(x\)", ir)) == 1, ir
+    close(J(mean_named_then_repeated)(x), mean_named_then_repeated(x))
+
+
+def written_between(a):
+    s1 = a.sum()
+    a[0] = 5.0
+    s2 = a.sum()
+    return s1 + s2 + a.sum()
+
+
+WRITTEN_BETWEEN_IR = """\
+def written_between.1(a: array(float64, 1d, C)) -> float64:
+    s1 = reduce[add](a)  : float64
+    a[0:int64] = 5:float64
+    s2 = reduce[add](a)  : float64
+    return ((s1 + s2) + s2)
+"""
+
+
+def test_a_store_between_two_sums_keeps_both():
+    a = RNG.standard_normal(10)
+    ir = ir_of(written_between, a.copy())
+    assert ir == WRITTEN_BETWEEN_IR, ir
+    b, c = a.copy(), a.copy()
+    close(J(written_between)(b), written_between(c))
+
+
+def zeros_twice(n):
+    a = np.zeros(n)
+    b = np.zeros(n)
+    a[0] = 1.0
+    return a, b
+
+
+def test_two_allocations_stay_two_arrays():
+    ir = ir_of(zeros_twice, 3)
+    assert len(re.findall(r"\balloc\b", ir)) == 2, ir
+    a, b = J(zeros_twice)(3)
+    assert a is not b and a[0] == 1.0 and b[0] == 0.0
+    assert allocations(zeros_twice, 3) == 2
+
+
+def sums_in_branches(a, k):
+    if k > 0:
+        s = a.sum() * 2.0
+    else:
+        s = a.sum() * 3.0
+    return s + a.sum()
+
+
+def test_nothing_is_shared_between_branches():
+    a = RNG.standard_normal(10)
+    ir = ir_of(sums_in_branches, a, 1)
+    assert len(re.findall(r"reduce\[add\]\(a\)", ir)) == 3, ir
+    for k in (1, -1):
+        close(J(sums_in_branches)(a, k), sums_in_branches(a, k))
+
+
+def sum_in_one_arm(a, k):
+    return (a.sum() if k > 0 else 0.0) + a.sum()
+
+
+def test_an_occurrence_in_one_arm_is_not_moved_out_of_it():
+    # the first occurrence is evaluated on some paths only: it cannot be the one computed for both
+    a = RNG.standard_normal(10)
+    ir = ir_of(sum_in_one_arm, a, 1)
+    assert len(re.findall(r"reduce\[add\]\(a\)", ir)) == 2, ir
+    assert not re.search(r"^\s+\$t\d+ = ", ir, flags=re.M), ir
+    for k in (1, -1):
+        close(J(sum_in_one_arm)(a, k), sum_in_one_arm(a, k))
+
+
+def sum_then_in_one_arm(a, k):
+    return a.sum() + (a.sum() if k > 0 else 0.0)
+
+
+def test_a_later_occurrence_in_one_arm_reads_the_value():
+    a = RNG.standard_normal(10)
+    ir = ir_of(sum_then_in_one_arm, a, 1)
+    assert len(re.findall(r"reduce\[add\]\(a\)", ir)) == 1, ir
+    for k in (1, -1):
+        close(J(sum_then_in_one_arm)(a, k), sum_then_in_one_arm(a, k))
