@@ -321,6 +321,8 @@ const char *ir_kind_name(IrKind k);
 char *ir_print_func(const IrFunc *f); /* malloc'd; caller frees */
 
 /* ---- passes ---- */
+void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
+void ir_cse(IrFunc *f);            /* cse.c: a scalar computed by a loop, repeated in a block, is computed once */
 void ir_inline_single_use(IrFunc *f); /* inline_single_use.c: an array variable read once takes its expression's place */
 void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
@@ -364,6 +366,31 @@ typedef struct IrBoundsPlan {
 
 /* The plan of an IR_FOR_RANGE loop of f, allocated in f's arena; NULL when no access of the loop qualifies. */
 IrBoundsPlan *ir_bounds_plan(IrFunc *f, const IrNode *loop);
+/* ---- effects and order of evaluation (effects.c) ---- */
+enum {
+    IR_FX_WRITE = 1, /* may write memory that existed before (a store, an `out` that is not fresh, a user call) */
+    IR_FX_RAISE = 2, /* may raise (IndexError, ZeroDivisionError, a shape mismatch, an empty reduction...) */
+    IR_FX_READ = 4,  /* reads the contents of arrays */
+    IR_FX_ALLOC = 8, /* makes a new array (whose identity a caller could see) */
+};
+unsigned ir_node_effects(const IrNode *n); /* the node's own, its children excluded */
+unsigned ir_effects(const IrNode *n);      /* the node's and all its descendants' (bodies included) */
+/* Where a statement evaluates a node: `before` is what it evaluated earlier (IR_FX_ flags), `conditional` says
+ * the node is evaluated on some paths only (an arm of `x if c else y`, an operand after the first of and/or),
+ * `repeated` that it may be evaluated many times (a map's body, a while loop's condition). */
+typedef struct IrEvalPos {
+    unsigned before;
+    bool conditional;
+    bool repeated;
+} IrEvalPos;
+/* A visit of a statement's expressions in the order the backends evaluate them: pre (may be NULL) before a
+ * node's children (false: skip them), post (may be NULL) after, which may replace *slot. Nested blocks of the
+ * statement are not visited. */
+typedef struct IrEvalVisitor {
+    bool (*pre)(IrNode **slot, const IrEvalPos *pos, void *env);
+    void (*post)(IrNode **slot, const IrEvalPos *pos, void *env);
+} IrEvalVisitor;
+void ir_walk_eval(IrNode *stmt, const IrEvalVisitor *v, void *env);
 
 /* ---- traversal (walk.c) ---- */
 /* Calls fn on the address of each direct child expression of n (statement blocks excluded), so a pass can

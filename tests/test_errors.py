@@ -315,6 +315,42 @@ def test_index_error_inside_a_callee():
         f(V, -6)
 
 
+def scaled_item(a, i):
+    return a[i] * 2.0  # an IndexError here names this line, inlined or not
+
+
+def calls_scaled_item(a, i):
+    return scaled_item(a, i) + 1.0
+
+
+def halves(n, k):
+    q = n // k  # a ZeroDivisionError here names this line, inlined or not
+    return q + 1
+
+
+def calls_halves(n, k):
+    return halves(n, k) * 2
+
+
+def line_of(f, text):
+    lines, first = inspect.getsourcelines(f)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("caller,callee,text,args,exc", [
+    (calls_scaled_item, scaled_item, "return a[i] * 2.0", (np.arange(5.0), 5), IndexError),
+    (calls_halves, halves, "q = n // k", (7, 0), ZeroDivisionError),
+])
+def test_error_inside_an_inlined_callee_names_the_callees_line(caller, callee, text, args, exc):
+    f = lk.jit(caller)
+    # the callee is inlined (ir/inline_calls.c): no code of its own, its nodes in the caller
+    assert re.findall(r"^def (\S+)\(", f.inspect_types(*args), flags=re.M) == [caller.__name__ + ".1"]
+    with pytest.raises(exc) as e:
+        f(*args)
+    msg = str(e.value)
+    assert HERE in msg and f"line {line_of(callee, text)}" in msg and text in msg, msg
+
+
 # ---------------------------------------------------------------- IndexError
 
 

@@ -1150,3 +1150,221 @@ def uses_lambda(x):
 @pytest.mark.parametrize("x", [3, -2.5])
 def test_lambda_in_body_matches_cpython(x):
     check(uses_lambda, x)
+
+
+# ---------------------------------------------------------------- inlined calls, shared reductions (ir/inline_calls.c, ir/cse.c)
+# Small helpers are inlined into their callers and repeated reductions computed once: the results, the order in
+# which arguments with effects are evaluated, and the arrays written must stay CPython's.
+
+
+def bump(a):
+    # writes its argument: a store, so never inlined, and it stays a call that writes memory
+    a[0] = a[0] + 1.0
+    return a[0]
+
+
+def plus_ten_times(u, v):
+    return u + v * 10.0
+
+
+def two_step_sum(u, v):
+    t = u * 2.0
+    return t + v
+
+
+def arg_written_by_first_arg(a):
+    return plus_ten_times(bump(a), a[0])  # bump writes a[0] before a[0] is read
+
+
+def arg_read_before_second_arg_writes(a):
+    return plus_ten_times(a[0], bump(a))  # a[0] is read before bump writes it
+
+
+def read_before_inlined_call(a):
+    return a[0] + two_step_sum(bump(a), a[0])
+
+
+def sum_before_inlined_call(a):
+    return a.sum() + two_step_sum(bump(a), a.sum())
+
+
+def inlined_call_then_read(a):
+    return two_step_sum(bump(a), a[0]) + a[0]
+
+
+@pytest.mark.parametrize("f", [arg_written_by_first_arg, arg_read_before_second_arg_writes, read_before_inlined_call,
+                               sum_before_inlined_call, inlined_call_then_read])
+@pytest.mark.parametrize("name", ["c", "step2", "rev", "empty", "one"])
+def test_inlined_call_keeps_argument_order_and_writes(f, name):
+    check(f, VEC_ARGS[name])
+
+
+def centered(a, offset=0.0, scale=1.0):
+    return (a - a.mean()) * scale + offset
+
+
+def calls_centered_with_keywords(a):
+    return (centered(a) + centered(a, 1.0) + centered(a, scale=2.0) + centered(scale=0.5, a=a, offset=-1.0)).sum()
+
+
+@pytest.mark.parametrize("name", ["c", "step2", "rev", "one", "int32"])
+def test_inlined_callee_with_default_and_keyword_args(name):
+    check(calls_centered_with_keywords, VEC_ARGS[name])
+
+
+def sq_of(v):
+    return v * v
+
+
+def sum_sq(a):
+    return sq_of(a).sum()
+
+
+def sum_sq_loop(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += sq_of(a[i])
+    return s
+
+
+def sq_from_many_places(a, x):
+    # sq_of on an array, on a scalar, inside sum_sq (inlined) and inside sum_sq_loop (a call, a loop)
+    return sum_sq(a) + sq_of(x) + sq_of(len(a)) + sum_sq_loop(a) + sum_sq(a[::-1])
+
+
+@pytest.mark.parametrize("name", ["c", "step2", "empty", "one", "int32"])
+@pytest.mark.parametrize("x", [3, -1.5])
+def test_callee_called_from_several_places(name, x):
+    check(sq_from_many_places, VEC_ARGS[name], x)
+
+
+def halve(n):
+    return n // 2
+
+
+def fact_via_helper(n):
+    return 1 if n <= 1 else n * fact_via_helper(halve(n) * 2 - n + n - 1)
+
+
+def test_recursion_is_still_refused_with_inlinable_helpers():
+    with pytest.raises(lk.CompileError, match="recursion"):
+        jitted(fact_via_helper)(5)
+
+
+def mean_of(x):
+    return x.mean()
+
+
+def covariance_of(x, y):
+    return ((x - mean_of(x)) * (y - mean_of(y))).mean()
+
+
+def regression_fit(x, y):
+    slope = covariance_of(x, y) / covariance_of(x, x)
+    offset = y.mean() - slope * x.mean()
+    return slope, offset
+
+
+@pytest.mark.parametrize("name", ["c", "step2", "rev", "one", "int32"])
+def test_regression_through_helpers(name):
+    v = VEC_ARGS[name]
+    check(regression_fit, v, v[::-1] * 2.0 + 1.0, rel=1e-9)
+
+
+def sums_around_store(a):
+    s1 = a.sum()
+    a[0] = 5.0
+    s2 = a.sum()
+    return s1, s2, a.sum()
+
+
+def sums_around_view_store(a):
+    b = a[1:]
+    s1 = a.sum()
+    b[0] = 7.0  # writes a[1] through the view
+    return s1, a.sum()
+
+
+def sums_around_call(a):
+    s1 = a.sum()
+    bump(a)
+    return s1, a.sum()
+
+
+def sums_around_inplace(a):
+    s1 = a.sum()
+    a += 1.0
+    return s1, a.sum()
+
+
+def sums_around_rebinding(a):
+    s1 = a.sum()
+    a = a * 2.0
+    return s1, a.sum()
+
+
+def sums_in_a_loop(a, n):
+    t = 0.0
+    for i in range(n):
+        t += a.sum() * a.sum()
+        a[0] = a[0] + 1.0
+    return t, a.sum()
+
+
+def zeros_pair(n):
+    a = np.zeros(n)
+    b = np.zeros(n)
+    a[0] = 1.0
+    return a, b
+
+
+@pytest.mark.parametrize("f", [sums_around_store, sums_around_view_store, sums_around_call, sums_around_inplace,
+                               sums_around_rebinding])
+@pytest.mark.parametrize("name", ["c", "step2", "rev"])
+def test_reductions_around_writes_are_not_shared(f, name):
+    check(f, VEC_ARGS[name])
+
+
+def test_reductions_in_a_loop_that_writes():
+    check(sums_in_a_loop, V.copy(), 4)
+
+
+def test_two_zeros_stay_two_arrays():
+    check(zeros_pair, 3)
+    a, b = jitted(zeros_pair)(3)
+    assert a is not b and b[0] == 0.0
+
+
+def floordiv_in_branch(a, k):
+    r = 0
+    if k != 0:
+        r = a.sum() // k
+    return r + (a.sum() // k if k != 0 else 0)
+
+
+def raises_first_then_repeats(a, n, k):
+    return n // k + a.min() + a.min()
+
+
+def repeats_then_raises(a, n, k):
+    return a.min() + n // k + a.min()
+
+
+INTS = np.arange(1, 8, dtype=np.int64)
+
+
+@pytest.mark.parametrize("k", [0, 3, -2])
+def test_expressions_raising_on_one_path_are_not_moved(k):
+    check(floordiv_in_branch, INTS, k)
+    for a in (INTS, INTS[:0]):
+        check(raises_first_then_repeats, a, 7, k)  # ZeroDivisionError before the empty min's ValueError
+        check(repeats_then_raises, a, 7, k)        # and the other way round
+
+
+def sum_then_write_as_args(a):
+    return plus_ten_times(a.sum(), bump(a))  # the sum is taken before bump writes a
+
+
+def test_inlined_call_evaluates_a_read_before_a_later_argument_writes():
+    for name in ["c", "rev", "one"]:
+        check(sum_then_write_as_args, VEC_ARGS[name])
