@@ -238,8 +238,8 @@ def main(argv=None):
             # the copy of the same footprint (src + dst = the workload's traffic), by one thread and by all cores:
             # the physical limit the workload's own memory (L3 or DRAM) allows
             half = job_record["bytes_moved"] // 2
-            job_record["copy_gbs"] = machine.copy_bandwidth(half, repeats=5)["gbs"]
-            job_record["copy_all_cores_gbs"] = machine.copy_bandwidth(half, repeats=5, threads=info["cores"])["gbs"]
+            job_record["copy_gbs"] = machine.copy_bandwidth(half, repeats=10)["gbs"]
+            job_record["copy_all_cores_gbs"] = machine.copy_bandwidth(half, repeats=10, threads=info["cores"])["gbs"]
         if machine.lorikeet_build() != build:
             job_record["lorikeet_rebuilt_during_job"] = True
     record["elapsed_s"] = round(time.time() - t0, 1)
