@@ -264,17 +264,18 @@ def main(argv=None):
 
 
 def combine(paths):
-    """One results record from partial ones of the same machine and mode: the first gives the machine, the
+    """One results record from partial ones of the same machine and mode: the newest gives the machine, the
     versions and the copy bandwidth; workloads and sweeps come in the suite's order, a later run's replacing an
     earlier one's."""
     records = []
     for path in paths:
         with open(path) as f:
             records.append(json.load(f))
-    base = dict(records[0])
-    for r in records[1:]:
+    records.sort(key=lambda r: r["date"])
+    base = dict(records[-1])
+    for r in records:
         if r["mode"] != base["mode"] or machine.slug(r["machine"]) != machine.slug(base["machine"]):
-            sys.exit(f"--combine: {path} is another machine or mode")
+            sys.exit(f"--combine: the runs of {r['date']} and {base['date']} are of other machines or modes")
     order = {name: k for k, name in enumerate([w.name for w in WORKLOADS] + ["sweep:" + s.name for s in SWEEPS])}
     workloads, sweeps = {}, {}
     for r in records:
@@ -284,7 +285,7 @@ def combine(paths):
     base["sweeps"] = sorted(sweeps.values(), key=lambda s: order.get("sweep:" + s["name"], 999))
     base["command"] = " + ".join(r["command"].strip() for r in records)
     base["elapsed_s"] = round(sum(r.get("elapsed_s", 0) for r in records), 1)
-    base["load_average_after"] = records[-1].get("load_average_after")
+    base["date"] = records[0]["date"]
     builds = sorted({b for r in records for b in r.get("lorikeet_builds", [])})
     base["lorikeet_builds"] = builds
     base["lorikeet_rebuilt"] = len(builds) > 1 or any(r.get("lorikeet_rebuilt") for r in records)

@@ -84,6 +84,8 @@ def numba_callable(fn, helpers, parallel):
     glb = dict(fn.__globals__)
     for h in helpers:
         glb[h.__name__] = numba.njit(types.FunctionType(h.__code__, glb, h.__name__, h.__defaults__))
+    if "prange" in fn.__code__.co_names:
+        glb["prange"] = numba.prange   # the workload's lk.prange: Numba's own spelling of the same promise
     copy = types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, fn.__closure__)
     copy.__module__ = fn.__module__
     copy.__qualname__ = fn.__qualname__

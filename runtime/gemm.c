@@ -190,5 +190,5 @@ int rt_gemm_parallel(RtCtx *ctx, int is_f32, const void *A, int64_t sa0, int64_t
 {
     GemmJob job = {A, B, sa0, sa1, sb0, sb1, m, n, k, C, is_f32};
     int64_t blocks = (m + MC - 1) / MC;
-    return rt_parallel_for(ctx, gemm_rows, &job, blocks, 2 * m * n * k);
+    return rt_parallel_for_chunks(ctx, gemm_rows, &job, blocks, 2 * m * n * k, 1); /* B packed once a thread */
 }

@@ -138,9 +138,14 @@ int rt_parallel_threads(int64_t n, int64_t work)
 
 int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work)
 {
+    return rt_parallel_for_chunks(ctx, fn, data, n, work, CHUNKS_PER_THREAD);
+}
+
+int rt_parallel_for_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work, int per_thread)
+{
     int nthreads = rt_parallel_threads(n, work);
     if (nthreads == 1) return fn(ctx, data, 0, n, 0);
-    int64_t nchunks = (int64_t)nthreads * CHUNKS_PER_THREAD;
+    int64_t nchunks = (int64_t)nthreads * (per_thread < 1 ? 1 : per_thread);
     if (nchunks > RT_MAX_THREADS) nchunks = RT_MAX_THREADS;
     if (nchunks > n) nchunks = n;
     RtCtx ctxs[RT_MAX_THREADS];

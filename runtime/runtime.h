@@ -121,6 +121,9 @@ RtStats rt_stats(void);
 typedef int (*RtChunkFn)(RtCtx *ctx, void *data, int64_t lo, int64_t hi, int tid);
 /* Iterations [0, n) on the team (or on this thread when work is below the threshold, or no OpenMP runtime). */
 int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work);
+/* The same with per_thread chunks per thread (rt_parallel_for takes a few, for balance): 1 for work whose
+ * chunks each pay a set-up cost that a bigger chunk shares, such as GEMM's packing of B. */
+int rt_parallel_for_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work, int per_thread);
 /* How many threads rt_parallel_for(n, work) would run now (1: on this thread). A later call may decide otherwise
  * (another Python thread may change the thread count or the threshold in between). */
 int rt_parallel_threads(int64_t n, int64_t work);

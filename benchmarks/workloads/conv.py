@@ -8,6 +8,11 @@ import numpy as np
 
 from ..spec import Workload
 
+try:
+    from lorikeet import prange   # lk.prange: range for Python; Numba's runs get numba.prange (harness)
+except ImportError:   # pragma: no cover - the lorikeet rows then say why
+    prange = range
+
 
 def conv_3x3_trim(x, weights):
     return np.array([[(x[i - 1:i + 2, j - 1:j + 2] * weights).sum()
@@ -20,6 +25,21 @@ def conv_3x3_trim_loops(x, weights):
     w = x.shape[1] - 3
     out = np.empty((h, w))
     for i in range(h):
+        for j in range(w):
+            s = 0.0
+            for di in range(3):
+                for dj in range(3):
+                    s += x[i + di, j + dj] * weights[di, dj]
+            out[i, j] = s
+    return out
+
+
+def conv_3x3_trim_prange(x, weights):
+    """conv_3x3_trim_loops with its rows declared independent: how a Numba user parallelises it."""
+    h = x.shape[0] - 3
+    w = x.shape[1] - 3
+    out = np.empty((h, w))
+    for i in prange(h):
         for j in range(w):
             s = 0.0
             for di in range(3):
@@ -55,4 +75,7 @@ WORKLOADS = [
     Workload(name="conv_3x3_trim_loops", title="conv_3x3_trim written as loops", kernel=conv_3x3_trim_loops,
              reference=conv_numpy, make_inputs=make_inputs, sizes={"quick": 400, "full": 1200},
              describe=describe, python_modes=(), rtol=1e-10, atol=1e-12),
+    Workload(name="conv_3x3_trim_prange", title="conv_3x3_trim_loops with prange over rows",
+             kernel=conv_3x3_trim_prange, reference=conv_numpy, make_inputs=make_inputs,
+             sizes={"quick": 400, "full": 1200}, describe=describe, python_modes=(), rtol=1e-10, atol=1e-12),
 ]

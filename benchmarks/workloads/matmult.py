@@ -8,12 +8,31 @@ import numpy as np
 
 from ..spec import Sweep, Workload
 
+try:
+    from lorikeet import prange   # lk.prange: range for Python; Numba's runs get numba.prange (harness)
+except ImportError:   # pragma: no cover - the lorikeet rows then say why
+    prange = range
+
 
 def matmult_loops(X, Y):
     m, d = X.shape
     n = Y.shape[1]
     Z = np.zeros((m, n), dtype=np.float32)
     for i in range(m):
+        for j in range(n):
+            total = X[i, 0] * Y[0, j]
+            for k in range(1, d):
+                total += X[i, k] * Y[k, j]
+            Z[i, j] = total
+    return Z
+
+
+def matmult_prange(X, Y):
+    """matmult_loops with its rows declared independent: how a Numba user parallelises it."""
+    m, d = X.shape
+    n = Y.shape[1]
+    Z = np.zeros((m, n), dtype=np.float32)
+    for i in prange(m):
         for j in range(n):
             total = X[i, 0] * Y[0, j]
             for k in range(1, d):
@@ -55,7 +74,11 @@ COMPREHENSION = Workload(
     kernel=matmult_comprehension, sizes={"quick": (300, 200, 300), "full": (1200, 500, 1200)},
     python_modes=("quick", "full"), **_common)
 
-WORKLOADS = [LOOPS, COMPREHENSION]
+PRANGE = Workload(
+    name="matmult_prange", title="matmult_loops with prange over rows", kernel=matmult_prange,
+    sizes={"quick": (300, 200, 300), "full": (1200, 500, 1200)}, python_modes=(), **_common)
+
+WORKLOADS = [LOOPS, PRANGE, COMPREHENSION]
 
 SWEEP = Sweep(
     name="matmult", title="matmult (n x n) · (n x n) float32: time vs n", workloads=[LOOPS, COMPREHENSION],
