@@ -205,6 +205,7 @@ void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock 
 LLVMValueRef cg_outline_get(CgOutline *o, int idx);
 void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work);
 int64_t cg_cost(IrNode *n);
+int64_t cg_block_cost(const IrBlock *b); /* statements, nested loops weighted by an assumed trip count */
 LLVMValueRef cg_worth_a_team(Cg *cg, LLVMValueRef work);
 LLVMValueRef cg_shares_work(Cg *cg, LLVMValueRef n, LLVMValueRef work);
 void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,

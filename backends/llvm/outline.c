@@ -166,6 +166,29 @@ static void count_nodes(IrNode **p, void *env)
     ir_each_child(n, count_nodes, env);
 }
 
+/* The cost of one run of a block of statements: the expressions' costs, and a loop nested in it weighing
+ * NESTED_TRIPS runs of its body (its trip count is not known here; a loop in a loop body is rarely short: the
+ * k loop of a matmult, the 3x3 window of a convolution). Saturates, so deep nests cannot overflow. */
+#define NESTED_TRIPS 100
+#define COST_CAP ((int64_t)1 << 40)
+
+int64_t cg_block_cost(const IrBlock *b)
+{
+    int64_t c = 0;
+    for (int i = 0; i < b->n && c < COST_CAP; i++) {
+        IrNode *s = b->stmts[i];
+        c += cg_cost(s);
+        switch (s->kind) {
+        case IR_IF: c += cg_block_cost(&s->u.if_.then) + cg_block_cost(&s->u.if_.orelse); break;
+        case IR_WHILE: c += NESTED_TRIPS * cg_block_cost(&s->u.while_.body); break;
+        case IR_FOR_RANGE: c += NESTED_TRIPS * cg_block_cost(&s->u.for_range.body); break;
+        case IR_FOR_ITER: c += NESTED_TRIPS * cg_block_cost(&s->u.for_iter.body); break;
+        default: break;
+        }
+    }
+    return c < COST_CAP ? c : COST_CAP;
+}
+
 int64_t cg_cost(IrNode *n)
 {
     int64_t c = 0;

@@ -185,8 +185,7 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     CgOutline o = {0};
     int cs = cg_capture(&o, s64), cst = cg_capture(&o, st64), cpart[64], cok = plan ? cg_capture(&o, ok) : -1;
     for (int i = 0; i < nred; i++) cpart[i] = cg_capture(&o, partials[i]);
-    int64_t cost = 1;
-    for (int i = 0; i < body->n; i++) cost += cg_cost(body->stmts[i]);
+    int64_t cost = 1 + cg_block_cost(body);
     LLVMValueRef work = LLVMBuildMul(cg->b, n, cg_i64(cg, cost), "");
     /* too little work for the team: the plain loop, in place */
     LLVMBasicBlockRef par = cg_new_bb(cg, "prange_team"), seq = cg_new_bb(cg, "prange_alone"), joined = cg_new_bb(cg, "prange_joined");
