@@ -77,7 +77,8 @@ asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
 	        EXTRA_LDFLAGS="-fsanitize=address,undefined" all
 	LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
-	  PYTHONPATH=pyshim $(PYTHON) -m pytest -q -x tests
+	  PYTHONPATH=pyshim $(PYTHON) -m pytest -q -x tests; status=$$?; \
+	  rm -f pyshim/lorikeet/_lorikeet*.so; exit $$status  # the sanitised build only loads with LD_PRELOAD
 
 clean:
 	rm -rf build build-asan pyshim/lorikeet/_lorikeet*.so
