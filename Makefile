@@ -74,6 +74,7 @@ check-layers:
 	bash scripts/check_layers.sh
 
 asan:
+	rm -f pyshim/lorikeet/_lorikeet*.so
 	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
 	        EXTRA_LDFLAGS="-fsanitize=address,undefined" all
 	LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
