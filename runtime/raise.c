@@ -11,6 +11,15 @@ int rt_raise_index(RtCtx *ctx, const char *file, int line, int64_t index, int64_
     return ctx->status;
 }
 
+int rt_raise_mask(RtCtx *ctx, const char *file, int line, int64_t mask_size, int64_t size, int64_t axis)
+{
+    ctx->status = LK_ERR_INDEX;
+    lk_diag_set(&ctx->diag, LK_ERR_INDEX, file, line, 0,
+                "boolean index did not match indexed array along axis %lld; size of axis is %lld but size of "
+                "corresponding boolean axis is %lld", (long long)axis, (long long)size, (long long)mask_size);
+    return ctx->status;
+}
+
 int rt_raise_zerodiv(RtCtx *ctx, const char *file, int line, int is_mod)
 {
     ctx->status = LK_ERR_ZERODIV;
@@ -72,6 +81,7 @@ const RtSymbol *rt_symbols(int *count)
 {
     static const RtSymbol syms[] = {
         {"rt_buffer_alloc", (void *)rt_buffer_alloc}, {"rt_raise_index", (void *)rt_raise_index},
+        {"rt_raise_mask", (void *)rt_raise_mask},
         {"rt_raise_zerodiv", (void *)rt_raise_zerodiv}, {"rt_raise_shape", (void *)rt_raise_shape},
         {"rt_raise_value", (void *)rt_raise_value}, {"rt_ipow", (void *)rt_ipow},
         {"rt_raise_unbound", (void *)rt_raise_unbound}, {"rt_parallel_for", (void *)rt_parallel_for},

@@ -1168,6 +1168,63 @@ def test_boolean_mask_shape_mismatch_raises_index_error():
         J(x_mask)(np.zeros(4), np.ones(5, bool))
 
 
+def x_mask_store_pos(a):
+    a[a < 0] = 0
+    return a
+
+
+def x_mask_store(a, m, v):
+    a[m] = v
+    return a
+
+
+def x_mask_store_twice(a, b):
+    a[b > 0.5] = 2.5
+    a[a > 2] = -1
+    return a.sum()
+
+
+@pytest.mark.parametrize("dtype", [F64, F32, I64, I32, np.uint8])
+def test_assignment_through_a_boolean_mask(dtype):
+    """a[mask] = scalar writes where the mask is set, in place, as NumPy does (the value cast to a's dtype)."""
+    a = rand((5, 6), dtype, -5, 5) if np.dtype(dtype).kind != "u" else rand((5, 6), dtype, 0, 9)
+    same(x_mask_store_pos, a.copy())
+    same(x_mask_store, a.copy(), rand((5, 6), bool), 7)
+    same(x_mask_store, a.copy(), rand((5, 6), bool), 2.75)  # a float into an int array truncates, as NumPy
+    same(x_mask_store, a.copy(), np.zeros((5, 6), bool), 1)  # nothing selected
+    same(x_mask_store, np.zeros((0, 4), dtype), np.zeros((0, 4), bool), 1)
+    if dtype == F64:
+        same(x_mask_store, a.copy().T, rand((6, 5), bool), -3.5)        # a transposed view
+        same(x_mask_store, a.copy()[::2, ::-1], rand((3, 6), bool), 9)  # a strided view
+        same(x_mask_store, SPECIAL.copy(), np.isnan(SPECIAL), 0.0)
+        same(x_mask_store_twice, a.copy(), rand((5, 6), F64, 0, 1))
+        same(x_mask_store, rand((6,), bool), rand((6,), bool), False)
+
+
+def test_assignment_through_a_mask_changes_the_callers_array():
+    a = np.array([-1.0, 2.0, -3.0])
+    J(x_mask_store_pos)(a)
+    np.testing.assert_array_equal(a, [0.0, 2.0, 0.0])
+
+
+def test_assignment_through_a_mask_of_another_shape_raises_numpys_index_error():
+    with pytest.raises(IndexError) as numpy_error:
+        x_mask_store(np.zeros(4), np.ones(5, bool), 1.0)
+    with pytest.raises(IndexError) as ours:
+        J(x_mask_store)(np.zeros(4), np.ones(5, bool), 1.0)
+    assert str(ours.value).splitlines()[0] == str(numpy_error.value)
+
+
+def x_mask_store_array(a, m):
+    a[m] = a[m] * 2
+    return a
+
+
+def test_assignment_of_an_array_through_a_mask_is_a_clear_compile_error():
+    with pytest.raises(lk.CompileError, match="through a boolean mask is not supported yet"):
+        J(x_mask_store_array)(np.ones(3), np.ones(3, bool))
+
+
 @pytest.mark.parametrize("dtype", [F64, I32])
 @pytest.mark.parametrize("idt", [I64, I32])
 def test_integer_array_index(dtype, idt):

@@ -180,6 +180,24 @@ static IrNode *fancy_index(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int 
     return ts_make_map(ts, pos, items, n, elem_gather, b);
 }
 
+/* The target of a[mask] = value: an element store whose one index is the boolean array (the backend stores the
+ * value wherever the mask is set, and raises IndexError for a mask of another shape, as NumPy does). */
+static IrNode *mask_target(Ts *ts, IrPos pos, IrNode *base, IrNode *mask, int nitems)
+{
+    if (nitems != 1 || mask->type->dtype != IR_DT_BOOL)
+        TS_ERR(ts, pos, "assigning through an index array is not supported yet (only through one boolean mask)");
+    if (mask->type->ndim != base->type->ndim)
+        TS_ERR(ts, pos, "a boolean index must have the indexed array's %d dimensions", base->type->ndim);
+    IrNode *r = ir_node(ts->a, IR_INDEX, pos);
+    r->u.index.base = base;
+    r->u.index.n = 1;
+    r->u.index.items = ir_nodes(ts->a, 1);
+    r->u.index.items[0] = mask;
+    r->u.index.checked = false; /* the mask's shape is checked instead */
+    r->type = ir_type_scalar(base->type->dtype);
+    return r;
+}
+
 static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_items, int nsrc, bool for_store)
 {
     int ndim = base->type->ndim, used = 0, nints = 0, nnew = 0;
@@ -201,7 +219,7 @@ static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_i
                 used++;
                 nints++;
             } else if (t->type->kind == IR_TY_ARRAY) {
-                if (for_store) TS_ERR(ts, it->pos, "assigning through an index array or mask is not supported yet");
+                if (for_store) return mask_target(ts, pos, base, t, nsrc);
                 fancy = true;
                 used++;
             } else {
@@ -328,6 +346,10 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
         return NULL;
     }
     if (dst->type->kind == IR_TY_SCALAR) {
+        bool masked = dst->u.index.n == 1 && dst->u.index.items[0]->type->kind == IR_TY_ARRAY;
+        if (masked && value->type->kind != IR_TY_SCALAR)
+            TS_ERR(ts, s->pos, "assigning an array through a boolean mask is not supported yet; assign a scalar, "
+                               "or write np.where(mask, values, a)");
         if (value->type->kind != IR_TY_SCALAR)
             TS_ERR(ts, s->pos, "setting an array element with a sequence (the value is %s)", ts_type_name(value->type));
         IrNode *st = ir_node(ts->a, IR_STORE, s->pos);

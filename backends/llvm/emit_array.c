@@ -187,6 +187,10 @@ LLVMValueRef cg_index(Cg *cg, const IrNode *n)
 
 void cg_store(Cg *cg, const IrNode *target, LLVMValueRef value)
 {
+    if (target->u.index.n == 1 && target->u.index.items[0]->type->kind == IR_TY_ARRAY) {
+        cg_mask_store(cg, target, value); /* a[mask] = scalar */
+        return;
+    }
     LLVMValueRef arr = cg_expr(cg, target->u.index.base);
     cg_store_elem(cg, target->u.index.base->type->dtype, index_elem_ptr(cg, target, arr), value);
 }

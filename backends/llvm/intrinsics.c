@@ -147,6 +147,7 @@ typedef struct MaskEnv {
     const IrType *at;
     LLVMValueRef a, mask, count, out;
     bool fill;
+    LLVMValueRef value; /* a[mask] = value: store it where the mask is set (count, out unused) */
 } MaskEnv;
 
 static void mask_body(Cg *cg, LLVMValueRef *idx, void *env)
@@ -159,6 +160,14 @@ static void mask_body(Cg *cg, LLVMValueRef *idx, void *env)
     }
     LLVMValueRef m = LLVMBuildLoad2(cg->b, cg->i8, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->mask), &mo, 1, ""), "");
     LLVMValueRef on = LLVMBuildICmp(cg->b, LLVMIntNE, m, LLVMConstInt(cg->i8, 0, 0), "");
+    if (e->value) {
+        /* a select of the old and new values, stored always: a branch-free loop LLVM can vectorise */
+        LLVMValueRef p = LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->a), &ao, 1, "");
+        LLVMTypeRef mt = cg_mem_type(cg, e->at->dtype);
+        LLVMValueRef v = e->at->dtype == IR_DT_BOOL ? LLVMBuildZExt(cg->b, e->value, cg->i8, "") : e->value;
+        LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, on, v, LLVMBuildLoad2(cg->b, mt, p, ""), ""), p);
+        return;
+    }
     LLVMValueRef k = LLVMBuildLoad2(cg->b, cg->i64, e->count, "");
     if (e->fill) {
         LLVMBasicBlockRef yes = cg_new_bb(cg, "mask_on"), done = cg_new_bb(cg, "mask_next");
@@ -174,22 +183,34 @@ static void mask_body(Cg *cg, LLVMValueRef *idx, void *env)
     LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, k, LLVMBuildZExt(cg->b, on, cg->i64, ""), ""), e->count);
 }
 
+/* NumPy raises IndexError for a mask of another shape than the array's. */
+static void check_mask_shape(Cg *cg, MaskEnv *e, LLVMValueRef *dims, IrPos pos)
+{
+    for (int d = 0; d < e->at->ndim; d++) {
+        dims[d] = cg_array_dim(cg, e->a, d);
+        LLVMValueRef extra[3] = {cg_array_dim(cg, e->mask, d), dims[d], cg_i64(cg, d)};
+        cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, dims[d], cg_array_dim(cg, e->mask, d), ""), "rt_raise_mask", pos, extra, 3);
+    }
+}
+
+/* a[mask] = value (a scalar, already of a's type): every element where the mask is set. */
+void cg_mask_store(Cg *cg, const IrNode *target, LLVMValueRef value)
+{
+    const IrType *at = target->u.index.base->type;
+    MaskEnv e = {.at = at, .a = cg_expr(cg, target->u.index.base), .mask = cg_expr(cg, target->u.index.items[0]),
+                 .value = value};
+    LLVMValueRef dims[32];
+    check_mask_shape(cg, &e, dims, target->pos);
+    cg_loop_nest(cg, at->ndim, dims, mask_body, &e, true);
+}
+
 /* a[mask]: count the selected elements, allocate, copy them in C order. */
 static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
 {
     const IrType *at = n->u.call.args[0]->type;
     MaskEnv e = {.at = at, .a = cg_expr(cg, n->u.call.args[0]), .mask = cg_expr(cg, n->u.call.args[1])};
-    LLVMValueRef dims[32], bad = LLVMConstInt(cg->i1, 0, 0);
-    for (int d = 0; d < at->ndim; d++) {
-        dims[d] = cg_array_dim(cg, e.a, d);
-        bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, dims[d], cg_array_dim(cg, e.mask, d), ""), "");
-    }
-    /* NumPy raises IndexError for a mask of another shape */
-    for (int d = 0; d < at->ndim; d++) {
-        LLVMValueRef extra[3] = {cg_array_dim(cg, e.mask, d), dims[d], cg_i64(cg, d)};
-        cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, dims[d], cg_array_dim(cg, e.mask, d), ""), "rt_raise_index", n->pos, extra, 3);
-    }
-    (void)bad;
+    LLVMValueRef dims[32];
+    check_mask_shape(cg, &e, dims, n->pos);
     e.count = cg_alloca(cg, cg->i64, "count");
     LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
     cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
