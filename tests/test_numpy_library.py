@@ -1215,6 +1215,56 @@ def test_assignment_through_a_mask_of_another_shape_raises_numpys_index_error():
     assert str(ours.value).splitlines()[0] == str(numpy_error.value)
 
 
+def x_idx_store(a, idx, v):
+    a[idx] = v
+    return a
+
+
+def x_idx_store_overlapping(a, idx):
+    a[idx] = a[0:3]
+    return a
+
+
+def x_idx_store_own_values(a):
+    a[a[:3]] = 9
+    return a
+
+
+def x_mask_store_own_reversed(a):
+    a[a[::-1]] = False
+    return a
+
+
+@pytest.mark.parametrize("dtype", [F64, F32, I64, I32, np.uint8])
+@pytest.mark.parametrize("idt", [I64, I32])
+def test_assignment_through_an_integer_index_array(dtype, idt):
+    """a[idx] = v for 1-D a and idx: negative indices wrap, a repeated index takes the last value, v is a scalar,
+    an array of idx's length or of length 1; results as NumPy's."""
+    a = rand((9,), dtype, 0, 9)
+    same(x_idx_store, a.copy(), np.array([0, 3, -1, 3], idt), 5)
+    same(x_idx_store, a.copy(), np.array([0, 3, -1, 3], idt), np.array([1, 2, 3, 4], dtype))
+    same(x_idx_store, a.copy(), np.array([2, 2], idt), np.array([6.75]))  # cast as NumPy casts
+    same(x_idx_store, a.copy(), np.zeros(0, idt), 1)
+    same(x_idx_store, a[::-2].copy(), np.array([1, 0], idt), np.array([7, 8], dtype))
+
+
+def test_index_array_assignment_reads_a_copy_of_overlapping_operands():
+    same(x_idx_store_overlapping, np.arange(6.0), np.array([1, 2, 3]))
+    same(x_idx_store_own_values, np.array([2, 1, 0, 5, 4, 3]))
+    same(x_mask_store_own_reversed, np.array([True, False, False, True, True, False]))
+
+
+def test_index_array_assignment_errors_are_numpys():
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 9"):
+        J(x_idx_store)(np.zeros(9), np.array([1, 9]), 1.0)
+    with pytest.raises(IndexError, match="index -10 is out of bounds"):
+        J(x_idx_store)(np.zeros(9), np.array([-10]), 1.0)
+    with pytest.raises(ValueError):  # 3 values for 2 places
+        J(x_idx_store)(np.zeros(9), np.array([1, 2]), np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(lk.CompileError, match="one 1-D integer array into a 1-D array"):
+        J(x_idx_store)(np.zeros((3, 3)), np.array([1, 2]), 1.0)
+
+
 def x_mask_store_array(a, m):
     a[m] = a[m] * 2
     return a

@@ -184,9 +184,18 @@ static IrNode *fancy_index(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int 
  * value wherever the mask is set, and raises IndexError for a mask of another shape, as NumPy does). */
 static IrNode *mask_target(Ts *ts, IrPos pos, IrNode *base, IrNode *mask, int nitems)
 {
-    if (nitems != 1 || mask->type->dtype != IR_DT_BOOL)
-        TS_ERR(ts, pos, "assigning through an index array is not supported yet (only through one boolean mask)");
-    if (mask->type->ndim != base->type->ndim)
+    bool int_index = ir_dtype_is_int(mask->type->dtype) && mask->type->dtype != IR_DT_BOOL;
+    if (nitems != 1 || !(mask->type->dtype == IR_DT_BOOL || int_index) ||
+        (int_index && (mask->type->ndim != 1 || base->type->ndim != 1)))
+        TS_ERR(ts, pos, "assigning through index arrays is supported for one boolean mask of the array's shape, "
+                        "or one 1-D integer array into a 1-D array");
+    /* a mask that may share a's memory (a view of a itself, for a bool or 8-bit a) is copied first, as NumPy
+     * reads the whole mask before it writes */
+    if (!int_index && ir_dtype_size(base->type->dtype) == 1 && mask->kind != IR_MAP && mask->kind != IR_IMAP) {
+        mask = ts_make_map(ts, pos, &mask, 1, NULL, NULL);
+        if (!mask) return NULL;
+    }
+    if (!int_index && mask->type->ndim != base->type->ndim)
         TS_ERR(ts, pos, "a boolean index must have the indexed array's %d dimensions", base->type->ndim);
     IrNode *r = ir_node(ts->a, IR_INDEX, pos);
     r->u.index.base = base;
@@ -327,6 +336,88 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
     TS_ERR(ts, n->pos, "array attribute '%s' is not supported", name);
 }
 
+/* a[idx] = value, idx a 1-D integer array, a 1-D: the loop  for k in range(len(idx)): a[idx[k]] = value (or
+ * value[k]), with a's ordinary bounds checks and negative wrap. The value, a and idx are each evaluated once,
+ * before the loop (ts_reuse). An array value must have idx's length or length 1 (the loop runs over their
+ * broadcast length, which raises NumPy's ValueError for lengths that do not broadcast). */
+static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value)
+{
+    IrPos pos = s->pos;
+    IrNode *idx = dst->u.index.items[0], *base = ts_reuse(ts, dst->u.index.base);
+    if (value->type->kind == IR_TY_ARRAY && value->type->ndim != 1)
+        TS_ERR(ts, pos, "the values assigned through a 1-D index array must be a scalar or a 1-D array");
+    /* The loop reads idx and value while it writes a. Either may share a's memory (a[a[:3]] = a[1:4]), so
+     * unless it is a new array already (a map's result) the loop reads a copy, as NumPy copies overlapping
+     * operands. */
+    if (idx->kind != IR_MAP && idx->kind != IR_IMAP) idx = ts_make_map(ts, pos, &idx, 1, NULL, NULL);
+    if (value->type->kind == IR_TY_ARRAY && value->kind != IR_MAP && value->kind != IR_IMAP)
+        value = ts_make_map(ts, pos, &value, 1, NULL, NULL);
+    if (!idx || !value) return NULL;
+    idx = ts_reuse(ts, idx);
+    value = ts_reuse(ts, value);
+    IrNode *n = ts_dim(ts, pos, idx, 0);
+    if (value->type->kind == IR_TY_ARRAY) {
+        /* idx's length, which value must have or broadcast to (length 1): the broadcast shape of the two,
+         * which raises NumPy's ValueError for lengths that do not broadcast */
+        IrNode *d = ir_node(ts->a, IR_BCAST_SHAPE, pos);
+        d->type = ir_type_scalar(IR_DT_INT64);
+        d->u.bcast_shape.args = ir_nodes(ts->a, 2);
+        d->u.bcast_shape.args[0] = idx;
+        d->u.bcast_shape.args[1] = value;
+        d->u.bcast_shape.n = 2;
+        d->u.bcast_shape.axis = 0;
+        d->u.bcast_shape.ndim = 1;
+        n = d;
+    }
+    IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+    IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
+    loop->u.for_range.var = k;
+    loop->u.for_range.start = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 0);
+    loop->u.for_range.stop = n;
+    loop->u.for_range.step = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 1);
+    IrNode *at = ir_node(ts->a, IR_INDEX, pos); /* idx[k]: k runs over idx */
+    at->u.index.base = idx;
+    at->u.index.n = 1;
+    at->u.index.items = ir_nodes(ts->a, 1);
+    at->u.index.items[0] = ts_var(ts, pos, k);
+    /* k < len(idx) unless a longer value broadcast against an idx of length 1: then an IndexError (NumPy's is a
+     * ValueError), never a read past idx */
+    at->u.index.checked = value->type->kind == IR_TY_ARRAY && ts->sess->opts->boundscheck;
+    at->type = ir_type_scalar(idx->type->dtype);
+    IrNode *tgt = ir_node(ts->a, IR_INDEX, pos);
+    tgt->u.index.base = base;
+    tgt->u.index.n = 1;
+    tgt->u.index.items = ir_nodes(ts->a, 1);
+    tgt->u.index.items[0] = ts_cast(ts, at, ir_type_scalar(IR_DT_INT64));
+    tgt->u.index.checked = ts->sess->opts->boundscheck;
+    tgt->type = ir_type_scalar(base->type->dtype);
+    IrNode *v = value;
+    if (value->type->kind == IR_TY_ARRAY) {
+        v = ir_node(ts->a, IR_INDEX, pos);
+        v->u.index.base = value;
+        v->u.index.n = 1;
+        v->u.index.items = ir_nodes(ts->a, 1);
+        /* value[k], or value[0] when it has length 1 */
+        IrNode *one = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 1);
+        IrNode *len1 = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), one);
+        IrNode *zero = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 0);
+        IrNode *sel = ir_node(ts->a, IR_IFEXP, pos);
+        sel->u.ifexp.cond = len1;
+        sel->u.ifexp.then = zero;
+        sel->u.ifexp.orelse = ts_var(ts, pos, k);
+        sel->type = ir_type_scalar(IR_DT_INT64);
+        v->u.index.items[0] = sel;
+        v->u.index.checked = false;
+        v->type = ir_type_scalar(value->type->dtype);
+    }
+    IrNode *st = ir_node(ts->a, IR_STORE, pos);
+    st->u.store.target = tgt;
+    st->u.store.value = ts_cast(ts, v, tgt->type);
+    if (!st->u.store.value || !tgt->u.index.items[0]) return NULL;
+    ir_block_push(ts->a, &loop->u.for_range.body, st);
+    return loop;
+}
+
 IrNode *ts_store(Ts *ts, const IrNode *s)
 {
     const IrNode *target = s->u.store.target;
@@ -347,6 +438,7 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
     }
     if (dst->type->kind == IR_TY_SCALAR) {
         bool masked = dst->u.index.n == 1 && dst->u.index.items[0]->type->kind == IR_TY_ARRAY;
+        if (masked && dst->u.index.items[0]->type->dtype != IR_DT_BOOL) return index_array_store(ts, s, dst, value);
         if (masked && value->type->kind != IR_TY_SCALAR)
             TS_ERR(ts, s->pos, "assigning an array through a boolean mask is not supported yet; assign a scalar, "
                                "or write np.where(mask, values, a)");

@@ -262,6 +262,11 @@ LLVMValueRef cg_bcast_shape(Cg *cg, const IrNode *n)
         if (arg->type->kind != IR_TY_ARRAY || axis < nd - arg->type->ndim) continue;
         LLVMValueRef in = cg_array_dim(cg, cg_expr(cg, arg), axis - (nd - arg->type->ndim));
         LLVMValueRef in_is1 = LLVMBuildICmp(cg->b, LLVMIntEQ, in, cg_i64(cg, 1), "");
+        /* sizes that do not broadcast raise here, as the map they size would */
+        LLVMValueRef fits = LLVMBuildOr(cg->b, in_is1, LLVMBuildOr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, s, cg_i64(cg, 1), ""),
+                                                                   LLVMBuildICmp(cg->b, LLVMIntEQ, in, s, ""), ""), "");
+        LLVMValueRef extra[3] = {in, s, cg_i64(cg, nd - axis)};
+        cg_raise_if(cg, LLVMBuildNot(cg->b, fits, ""), "rt_raise_shape", n->pos, extra, 3);
         s = LLVMBuildSelect(cg->b, in_is1, s, in, "");
     }
     return s;
