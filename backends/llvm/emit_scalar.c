@@ -311,11 +311,20 @@ static const char *math_intrinsic(IrMathFn f)
     }
 }
 
-static const char *libm_name(IrMathFn f)
+/* The C library's name of f (float64; float32 adds "f"), for every function with one. */
+const char *cg_libm_name(IrMathFn f)
 {
     switch (f) {
+    case IR_MATH_SQRT: return "sqrt";
+    case IR_MATH_EXP: return "exp";
+    case IR_MATH_EXP2: return "exp2";
     case IR_MATH_EXPM1: return "expm1";
+    case IR_MATH_LOG: return "log";
+    case IR_MATH_LOG2: return "log2";
+    case IR_MATH_LOG10: return "log10";
     case IR_MATH_LOG1P: return "log1p";
+    case IR_MATH_SIN: return "sin";
+    case IR_MATH_COS: return "cos";
     case IR_MATH_TAN: return "tan";
     case IR_MATH_ASIN: return "asin";
     case IR_MATH_ACOS: return "acos";
@@ -329,6 +338,7 @@ static const char *libm_name(IrMathFn f)
     case IR_MATH_CBRT: return "cbrt";
     case IR_MATH_ATAN2: return "atan2";
     case IR_MATH_HYPOT: return "hypot";
+    case IR_MATH_POW: return "pow";
     case IR_MATH_FMOD: return "fmod";
     case IR_MATH_ERF: return "erf";
     case IR_MATH_ERFC: return "erfc";
@@ -356,7 +366,7 @@ LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args)
         call = cg_call_intrinsic(cg, intr, t, args, arity);
     } else {
         char name[32];
-        const char *base = libm_name(f);
+        const char *base = cg_libm_name(f);
         snprintf(name, sizeof name, "%s%s", base ? base : "sqrt", t == cg->f32 ? "f" : "");
         LLVMTypeRef params[2] = {t, t};
         call = cg_call_pure(cg, name, t, params, args, arity);

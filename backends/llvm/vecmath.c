@@ -18,36 +18,14 @@
 #include <string.h>
 #include "cg.h"
 
-/* The functions libmvec has (glibc 2.35+), by IrMathFn; NULL: none. Arity 2 functions take "vv". */
+/* The C name of f if libmvec (glibc 2.35+) has vector versions of it, else NULL. Arity 2 functions take "vv". */
 static const char *mvec_base(IrMathFn f)
 {
     switch (f) {
-    case IR_MATH_EXP: return "exp";
-    case IR_MATH_EXP2: return "exp2";
-    case IR_MATH_EXPM1: return "expm1";
-    case IR_MATH_LOG: return "log";
-    case IR_MATH_LOG2: return "log2";
-    case IR_MATH_LOG10: return "log10";
-    case IR_MATH_LOG1P: return "log1p";
-    case IR_MATH_SIN: return "sin";
-    case IR_MATH_COS: return "cos";
-    case IR_MATH_TAN: return "tan";
-    case IR_MATH_ASIN: return "asin";
-    case IR_MATH_ACOS: return "acos";
-    case IR_MATH_ATAN: return "atan";
-    case IR_MATH_SINH: return "sinh";
-    case IR_MATH_COSH: return "cosh";
-    case IR_MATH_TANH: return "tanh";
-    case IR_MATH_ASINH: return "asinh";
-    case IR_MATH_ACOSH: return "acosh";
-    case IR_MATH_ATANH: return "atanh";
-    case IR_MATH_CBRT: return "cbrt";
-    case IR_MATH_ERF: return "erf";
-    case IR_MATH_ERFC: return "erfc";
-    case IR_MATH_ATAN2: return "atan2";
-    case IR_MATH_HYPOT: return "hypot";
-    case IR_MATH_POW: return "pow";
-    default: return NULL;
+    case IR_MATH_SQRT: case IR_MATH_FMOD: case IR_MATH_GAMMA: case IR_MATH_LGAMMA:
+        return NULL; /* sqrt is an instruction; libmvec lacks the others */
+    default:
+        return cg_libm_name(f);
     }
 }
 
