@@ -465,8 +465,8 @@ static IrNode *lower_call(FeCtx *c, PyObject *e, IrPos pos)
     return n;
 }
 
-/* [elt for target in iter]: one generator, no conditions (the result's length must be known before it is
- * filled). The target is a new variable, visible only in elt. */
+/* [elt for target in iter] or [elt for target in iter if cond]: one generator, at most one condition. The
+ * target is a new variable, visible only in elt and cond. */
 static IrNode *lower_listcomp(FeCtx *c, PyObject *e, IrPos pos)
 {
     PyObject *gens = fe_list(c, e, "generators"), *elt = gens ? fe_get(c, e, "elt") : NULL;
@@ -477,7 +477,7 @@ static IrNode *lower_listcomp(FeCtx *c, PyObject *e, IrPos pos)
     PyObject *target = fe_get(c, g, "target"), *iter = target ? fe_get(c, g, "iter") : NULL;
     PyObject *ifs = iter ? fe_list(c, g, "ifs") : NULL;
     if (!ifs) return NULL;
-    if (PyList_GET_SIZE(ifs) > 0) return fe_error(c, pos, "a comprehension with an 'if' clause is not supported (its length would not be known)");
+    if (PyList_GET_SIZE(ifs) > 1) return fe_error(c, pos, "a comprehension with several 'if' clauses is not supported; join them with 'and'");
     if (!fe_is(target, "Name")) return fe_error(c, pos, "a comprehension's target must be a single name");
     const char *name = fe_str(c, target, "id");
     if (!name) return NULL;
@@ -491,6 +491,9 @@ static IrNode *lower_listcomp(FeCtx *c, PyObject *e, IrPos pos)
     c->comp_names[c->ncomp] = name;
     c->comp_vars[c->ncomp++] = v;
     n->u.comprehension.elt = fe_lower_expr(c, elt);
+    if (n->u.comprehension.elt && PyList_GET_SIZE(ifs) == 1 &&
+        !(n->u.comprehension.cond = fe_lower_expr(c, PyList_GET_ITEM(ifs, 0))))
+        n->u.comprehension.elt = NULL;
     c->ncomp--;
     return n->u.comprehension.elt ? n : NULL;
 }

@@ -170,7 +170,11 @@ static void visit_children(Walk *w, IrNode *n, bool c, bool r)
     case IR_ATTR: visit(w, &n->u.attr.value, c, r); return;
     case IR_TUPLE: visit_all(w, n->u.tuple.items, n->u.tuple.n, c, r); return;
     case IR_TUPLE_GET: visit(w, &n->u.tuple_get.tuple, c, r); return;
-    case IR_COMPREHENSION: visit(w, &n->u.comprehension.iter, c, r); visit(w, &n->u.comprehension.elt, c, true); return;
+    case IR_COMPREHENSION:
+        visit(w, &n->u.comprehension.iter, c, r);
+        if (n->u.comprehension.cond) visit(w, &n->u.comprehension.cond, c, true);
+        visit(w, &n->u.comprehension.elt, c, true);
+        return;
     case IR_CAST: visit(w, &n->u.cast.value, c, r); return;
     case IR_MATH: visit_all(w, n->u.math.args, ir_math_arity(n->u.math.fn), c, r); return;
     case IR_ARRAY_DIM: visit(w, &n->u.array_dim.array, c, r); return;

@@ -233,7 +233,7 @@ struct IrNode {
         struct { IrNode **items; int n; } tuple;
         struct { IrNode *tuple; int k; int unpack_n; } tuple_get; /* unpack_n: targets of an unpacking, else 0 */
         struct { IrFunc *func; void *func_handle; } lambda;
-        struct { IrVar *target; IrNode *iter; IrNode *elt; } comprehension;
+        struct { IrVar *target; IrNode *iter; IrNode *elt; IrNode *cond; } comprehension; /* cond: if, or NULL */
         struct { IrNode *value; } cast;
         struct { IrMathFn fn; IrNode *args[2]; } math;
         struct { IrNode *array; int axis; } array_dim;

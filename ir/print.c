@@ -145,7 +145,9 @@ static void expr(Out *o, const IrNode *n)
     case IR_LAMBDA: put(o, "<function %s>", n->u.lambda.func ? n->u.lambda.func->name : "global"); return;
     case IR_COMPREHENSION:
         put(o, "["); expr(o, n->u.comprehension.elt); put(o, " for %s in ", n->u.comprehension.target->name);
-        expr(o, n->u.comprehension.iter); put(o, "]");
+        expr(o, n->u.comprehension.iter);
+        if (n->u.comprehension.cond) { put(o, " if "); expr(o, n->u.comprehension.cond); }
+        put(o, "]");
         return;
     case IR_CAST: type_of(o, n->type); put(o, "("); expr(o, n->u.cast.value); put(o, ")"); return;
     case IR_MATH:

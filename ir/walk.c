@@ -28,7 +28,11 @@ void ir_each_child(IrNode *n, IrChildFn fn, void *env)
     case IR_ATTR: one(&n->u.attr.value, fn, env); return;
     case IR_TUPLE: each(n->u.tuple.items, n->u.tuple.n, fn, env); return;
     case IR_TUPLE_GET: one(&n->u.tuple_get.tuple, fn, env); return;
-    case IR_COMPREHENSION: one(&n->u.comprehension.iter, fn, env); one(&n->u.comprehension.elt, fn, env); return;
+    case IR_COMPREHENSION:
+        one(&n->u.comprehension.iter, fn, env);
+        one(&n->u.comprehension.elt, fn, env);
+        if (n->u.comprehension.cond) one(&n->u.comprehension.cond, fn, env);
+        return;
     case IR_CAST: one(&n->u.cast.value, fn, env); return;
     case IR_MATH: each(n->u.math.args, ir_math_arity(n->u.math.fn), fn, env); return;
     case IR_ARRAY_DIM: one(&n->u.array_dim.array, fn, env); return;

@@ -1357,6 +1357,49 @@ def comp_rows(X):
     return np.array([row.sum() for row in X])
 
 
+def comp_if(xs):
+    return np.array([x * 2 for x in xs if x > 0])
+
+
+def comp_if_range(n):
+    return np.array([i * i for i in range(n) if i % 3 == 0])
+
+
+def comp_if_guarded_division(xs):
+    return np.array([10 // x for x in xs if x != 0])
+
+
+def comp_if_truthiness(xs):
+    return np.array([x + 1 for x in xs if x], dtype=np.float32)
+
+
+def comp_if_nested(n):
+    return np.array([[j for j in range(i) if j > 0] for i in range(n)])
+
+
+@pytest.mark.parametrize("dtype", [F64, F32, I64, I32])
+def test_comprehension_with_if_keeps_the_items_whose_condition_holds(dtype):
+    xs = rand((41,), dtype)
+    same(comp_if, xs)
+    same(comp_if, xs[::-3])
+    nothing = J(comp_if)(-np.abs(xs) - 1)  # nothing kept: empty, of the items' type (NumPy's would be float64)
+    assert nothing.shape == (0,) and nothing.dtype == (xs * 2).dtype
+    same(comp_if_truthiness, xs)
+
+
+def test_comprehension_with_if_over_range_and_guarded_item():
+    for n in (1, 10, 31):
+        same(comp_if_range, n)
+    empty = J(comp_if_range)(0)
+    assert empty.shape == (0,) and empty.dtype == np.int64  # the items' type (NumPy's empty list: float64)
+    same(comp_if_guarded_division, np.array([0, 3, -2, 0, 7, 0]))  # 10 // 0 is never evaluated
+
+
+def test_comprehension_with_if_in_a_nested_level_is_a_clear_compile_error():
+    with pytest.raises(lk.CompileError, match="comprehension of one level only"):
+        J(comp_if_nested)(4)
+
+
 def comp_nested_range(n, m):
     return np.array([[i * m + j for j in range(m)] for i in range(n)])
 

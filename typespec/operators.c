@@ -391,8 +391,12 @@ static IrNode *elem_comprehension(Ts *ts, IrPos pos, IrNode **e, int n, void *en
     return body;
 }
 
+static IrNode *comprehension_imap(Ts *ts, const IrNode *comp, IrDtype *dtype, IrNode *mask);
+static IrNode *filtered_comprehension(Ts *ts, const IrNode *comp, IrDtype *dtype);
+
 IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype)
 {
+    if (comp->u.comprehension.cond) return filtered_comprehension(ts, comp, dtype);
     const IrNode *it = comp->u.comprehension.iter;
     bool is_range = it->kind == IR_CALL && it->u.call.ckind == IR_CALLEE_NAMED && !strcmp(it->u.call.name, "builtins.range");
     if (!is_range && comp->u.comprehension.elt->kind != IR_COMPREHENSION) {
@@ -406,11 +410,50 @@ IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype)
             return ts_make_map(ts, comp->pos, in, 1, elem_comprehension, &env);
         }
     }
+    return comprehension_imap(ts, comp, dtype, NULL);
+}
+
+/* [elt for x in xs if cond]: the mask [bool(cond) for x in xs] first, then [elt if mask[i] else 0 for ...]
+ * (elt evaluated only where cond holds, as in Python: a guarded 1 // x does not raise), then the selected
+ * elements, in order: a[mask]. cond is evaluated once per element, elt once per selected element. */
+static IrNode *filtered_comprehension(Ts *ts, const IrNode *comp, IrDtype *dtype)
+{
+    if (comp->u.comprehension.elt->kind == IR_COMPREHENSION)
+        TS_ERR(ts, comp->pos, "an 'if' clause is supported in a comprehension of one level only (rows of different "
+                              "lengths would not make an array)");
+    IrNode *mc = ir_node(ts->a, IR_COMPREHENSION, comp->pos);
+    mc->u.comprehension = comp->u.comprehension;
+    mc->u.comprehension.elt = comp->u.comprehension.cond;
+    mc->u.comprehension.cond = NULL;
+    IrDtype as_bool = IR_DT_BOOL;
+    IrNode *mask = ts_comprehension_array(ts, mc, &as_bool);
+    if (!mask) return NULL;
+    mask = ts_reuse(ts, mask);
+    IrNode *values = comprehension_imap(ts, comp, dtype, mask);
+    if (!values) return NULL;
+    IrNode *c = ir_node(ts->a, IR_CALL, comp->pos);
+    c->u.call.ckind = IR_CALLEE_INTRINSIC;
+    c->u.call.name = "mask_select";
+    c->u.call.nargs = 2;
+    c->u.call.args = ir_nodes(ts->a, 2);
+    c->u.call.args[0] = values;
+    c->u.call.args[1] = mask;
+    c->type = ir_type_array(values->type->dtype, 1, IR_LAYOUT_C);
+    return c;
+}
+
+/* The index map of a (nested) comprehension; with mask (a 1-D bool array of its length), elements where the
+ * mask is not set are 0 and their elt is not evaluated. */
+static IrNode *comprehension_imap(Ts *ts, const IrNode *comp, IrDtype *dtype, IrNode *mask)
+{
     Level lv[8];
     int nd = 0;
     const IrNode *cur = comp;
     while (cur->kind == IR_COMPREHENSION) {
         if (nd == 8) TS_ERR(ts, comp->pos, "comprehensions nested more than 8 deep");
+        if (cur != comp && cur->u.comprehension.cond)
+            TS_ERR(ts, cur->pos, "an 'if' clause is supported in a comprehension of one level only (rows of "
+                                 "different lengths would not make an array)");
         lv[nd].comp = cur;
         lv[nd].arr = lv[nd].start = lv[nd].step = NULL;
         cur = cur->u.comprehension.elt;
@@ -452,6 +495,21 @@ IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype)
     IrNode *body = ts_expr(ts, cur);
     ts->nsubst = saved;
     if (body && dtype) body = ts_cast(ts, body, ir_type_scalar(*dtype));
+    if (body && mask && body->type->kind == IR_TY_SCALAR) {
+        IrNode *on = ir_node(ts->a, IR_INDEX, comp->pos); /* mask[i]: i runs over the mask's length */
+        on->u.index.base = mask;
+        on->u.index.n = 1;
+        on->u.index.items = ir_nodes(ts->a, 1);
+        on->u.index.items[0] = ts_var(ts, comp->pos, m->u.imap.idx[0]);
+        on->type = ir_type_scalar(IR_DT_BOOL);
+        IrNode *sel = ir_node(ts->a, IR_IFEXP, comp->pos);
+        sel->u.ifexp.cond = on;
+        sel->u.ifexp.then = body;
+        sel->u.ifexp.orelse = ir_dtype_is_float(body->type->dtype) ? ir_const_float(ts->a, comp->pos, body->type, 0.0)
+                                                                  : ir_const_int(ts->a, comp->pos, body->type, 0);
+        sel->type = body->type;
+        body = sel;
+    }
     ts->cond_depth--;
     if (body && body->type->kind != IR_TY_SCALAR)
         TS_ERR(ts, comp->pos, "np.array of a comprehension whose items are %s is not supported (nest comprehensions for 2-D)", ts_type_name(body->type));
