@@ -20,6 +20,15 @@ int rt_raise_mask(RtCtx *ctx, const char *file, int line, int64_t mask_size, int
     return ctx->status;
 }
 
+int rt_raise_mask_values(RtCtx *ctx, const char *file, int line, int64_t nvalues, int64_t ntrue)
+{
+    ctx->status = LK_ERR_VALUE;
+    lk_diag_set(&ctx->diag, LK_ERR_VALUE, file, line, 0,
+                "NumPy boolean array indexing assignment cannot assign %lld input values to the %lld output values "
+                "where the mask is true", (long long)nvalues, (long long)ntrue);
+    return ctx->status;
+}
+
 int rt_raise_zerodiv(RtCtx *ctx, const char *file, int line, int is_mod)
 {
     ctx->status = LK_ERR_ZERODIV;
@@ -81,7 +90,7 @@ const RtSymbol *rt_symbols(int *count)
 {
     static const RtSymbol syms[] = {
         {"rt_buffer_alloc", (void *)rt_buffer_alloc}, {"rt_raise_index", (void *)rt_raise_index},
-        {"rt_raise_mask", (void *)rt_raise_mask},
+        {"rt_raise_mask", (void *)rt_raise_mask}, {"rt_raise_mask_values", (void *)rt_raise_mask_values},
         {"rt_raise_zerodiv", (void *)rt_raise_zerodiv}, {"rt_raise_shape", (void *)rt_raise_shape},
         {"rt_raise_value", (void *)rt_raise_value}, {"rt_ipow", (void *)rt_ipow},
         {"rt_raise_unbound", (void *)rt_raise_unbound}, {"rt_parallel_for", (void *)rt_parallel_for},

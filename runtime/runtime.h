@@ -80,6 +80,7 @@ typedef struct RtCtx {
 RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes);
 int rt_raise_index(RtCtx *ctx, const char *file, int line, int64_t index, int64_t size, int64_t axis);
 int rt_raise_mask(RtCtx *ctx, const char *file, int line, int64_t mask_size, int64_t size, int64_t axis);
+int rt_raise_mask_values(RtCtx *ctx, const char *file, int line, int64_t nvalues, int64_t ntrue);
 int rt_raise_zerodiv(RtCtx *ctx, const char *file, int line, int is_mod);
 int rt_raise_shape(RtCtx *ctx, const char *file, int line, int64_t a, int64_t b, int64_t axis);
 int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which);

@@ -1270,9 +1270,37 @@ def x_mask_store_array(a, m):
     return a
 
 
-def test_assignment_of_an_array_through_a_mask_is_a_clear_compile_error():
-    with pytest.raises(lk.CompileError, match="through a boolean mask is not supported yet"):
-        J(x_mask_store_array)(np.ones(3), np.ones(3, bool))
+def x_mask_store_other(a, m, b):
+    a[m] = b[m]
+    return a
+
+
+def x_mask_store_reversed_self(a, m):
+    a[m] = a[::-1][m]
+    return a
+
+
+@pytest.mark.parametrize("dtype", [F64, F32, I64, I32])
+def test_assignment_of_an_array_through_a_mask(dtype):
+    """a[m] = values: the k-th set element (in C order) gets values[k], or values[0] when there is one value;
+    values that are a view of a itself are read as they were before the assignment, as NumPy reads them."""
+    a, b, m = rand((5, 6), dtype), rand((5, 6), dtype), rand((5, 6), bool)
+    same(x_mask_store_array, a.copy(), m)
+    same(x_mask_store_other, a.copy(), m, b)
+    same(x_mask_store_other, a.copy().T, m.T, b.T)
+    same(x_mask_store_reversed_self, a.copy()[0], m[0])
+    same(x_mask_store, a.copy(), m, np.arange(m.sum()).astype(F64))  # cast as NumPy casts
+    same(x_mask_store, a.copy(), m, np.array([3], dtype))
+
+
+def test_assignment_of_the_wrong_number_of_values_through_a_mask_raises_numpys_value_error():
+    a, m = np.zeros(5), np.array([True, False, True, False, True])
+    with pytest.raises(ValueError) as numpy_error:
+        x_mask_store(a.copy(), m, np.ones(2))
+    with pytest.raises(ValueError) as ours:
+        J(x_mask_store)(a, m, np.ones(2))
+    assert str(ours.value).splitlines()[0] == str(numpy_error.value)
+    assert not a.any()  # counted before anything is written
 
 
 @pytest.mark.parametrize("dtype", [F64, I32])

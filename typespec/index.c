@@ -418,6 +418,22 @@ static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     return loop;
 }
 
+/* a[mask] = values, values 1-D: the k-th set element of the mask (in C order) gets values[k]. The values are
+ * read from a copy unless they are a new array already (they may be a view of a itself). */
+static IrNode *mask_values_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value)
+{
+    if (value->type->ndim != 1)
+        TS_ERR(ts, s->pos, "the values assigned through a boolean mask must be a scalar or a 1-D array");
+    if (value->kind != IR_MAP && value->kind != IR_IMAP && !(value->kind == IR_CALL && value->u.call.ckind == IR_CALLEE_INTRINSIC &&
+                                                             !strcmp(value->u.call.name, "mask_select")))
+        value = ts_make_map(ts, s->pos, &value, 1, NULL, NULL);
+    if (!value) return NULL;
+    IrNode *st = ir_node(ts->a, IR_STORE, s->pos);
+    st->u.store.target = dst;
+    st->u.store.value = value;
+    return st;
+}
+
 IrNode *ts_store(Ts *ts, const IrNode *s)
 {
     const IrNode *target = s->u.store.target;
@@ -439,9 +455,7 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
     if (dst->type->kind == IR_TY_SCALAR) {
         bool masked = dst->u.index.n == 1 && dst->u.index.items[0]->type->kind == IR_TY_ARRAY;
         if (masked && dst->u.index.items[0]->type->dtype != IR_DT_BOOL) return index_array_store(ts, s, dst, value);
-        if (masked && value->type->kind != IR_TY_SCALAR)
-            TS_ERR(ts, s->pos, "assigning an array through a boolean mask is not supported yet; assign a scalar, "
-                               "or write np.where(mask, values, a)");
+        if (masked && value->type->kind == IR_TY_ARRAY) return mask_values_store(ts, s, dst, value);
         if (value->type->kind != IR_TY_SCALAR)
             TS_ERR(ts, s->pos, "setting an array element with a sequence (the value is %s)", ts_type_name(value->type));
         IrNode *st = ir_node(ts->a, IR_STORE, s->pos);

@@ -177,6 +177,8 @@ LLVMValueRef cg_scan_func_on_team(Cg *cg, CgMap *m, const IrNode *n);           
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n);
 /* a[mask] = value: the store whose target's one index is a boolean array (value: a scalar of a's type) */
 void cg_mask_store(Cg *cg, const IrNode *target, LLVMValueRef value);
+/* a[mask] = values, values a 1-D array (of the mask's count of set elements, or of one) */
+void cg_mask_store_values(Cg *cg, const IrNode *target, const IrNode *values);
 /* Element by element copy of src into dst (same shape dims, any strides). */
 void cg_copy_array(Cg *cg, LLVMValueRef dst, LLVMValueRef src, const IrType *t, LLVMValueRef *dims);
 LLVMValueRef cg_bcast_shape(Cg *cg, const IrNode *n);

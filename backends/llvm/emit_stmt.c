@@ -343,7 +343,10 @@ static void cg_stmt(Cg *cg, const IrNode *s)
         if (s->u.assign.var->maybe_unbound) LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 1, 0), cg->bound_flags[s->u.assign.var->id]);
         return;
     }
-    case IR_STORE: cg_store(cg, s->u.store.target, cg_expr(cg, s->u.store.value)); return;
+    case IR_STORE:
+        if (s->u.store.value->type->kind == IR_TY_ARRAY) cg_mask_store_values(cg, s->u.store.target, s->u.store.value);
+        else cg_store(cg, s->u.store.target, cg_expr(cg, s->u.store.value));
+        return;
     case IR_IF: cg_if(cg, s); return;
     case IR_WHILE: cg_while(cg, s); return;
     case IR_FOR_RANGE: cg_for_range(cg, s); return;

@@ -148,6 +148,9 @@ typedef struct MaskEnv {
     LLVMValueRef a, mask, count, out;
     bool fill;
     LLVMValueRef value; /* a[mask] = value: store it where the mask is set (count, out unused) */
+    LLVMValueRef values; /* a[mask] = values: the k-th set element gets values[k] (values[0] if it has one) */
+    const IrType *vt;
+    LLVMValueRef one_value;
 } MaskEnv;
 
 static void mask_body(Cg *cg, LLVMValueRef *idx, void *env)
@@ -169,7 +172,21 @@ static void mask_body(Cg *cg, LLVMValueRef *idx, void *env)
         return;
     }
     LLVMValueRef k = LLVMBuildLoad2(cg->b, cg->i64, e->count, "");
-    if (e->fill) {
+    if (e->values) {
+        LLVMBasicBlockRef yes = cg_new_bb(cg, "mask_on"), done = cg_new_bb(cg, "mask_next");
+        LLVMBuildCondBr(cg->b, on, yes, done);
+        LLVMPositionBuilderAtEnd(cg->b, yes);
+        LLVMValueRef vk = LLVMBuildSelect(cg->b, e->one_value, cg_i64(cg, 0), k, "");
+        LLVMValueRef vo = LLVMBuildMul(cg->b, vk, cg_array_stride(cg, e->values, 0), "");
+        LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, e->vt->dtype),
+                                        LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->values), &vo, 1, ""), "");
+        if (e->vt->dtype == IR_DT_BOOL) v = LLVMBuildTrunc(cg->b, v, cg->i1, "");
+        v = cg_cast(cg, v, ir_type_scalar(e->vt->dtype), ir_type_scalar(e->at->dtype));
+        if (e->at->dtype == IR_DT_BOOL) v = LLVMBuildZExt(cg->b, v, cg->i8, "");
+        LLVMBuildStore(cg->b, v, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->a), &ao, 1, ""));
+        LLVMBuildBr(cg->b, done);
+        LLVMPositionBuilderAtEnd(cg->b, done);
+    } else if (e->fill) {
         LLVMBasicBlockRef yes = cg_new_bb(cg, "mask_on"), done = cg_new_bb(cg, "mask_next");
         LLVMBuildCondBr(cg->b, on, yes, done);
         LLVMPositionBuilderAtEnd(cg->b, yes);
@@ -202,6 +219,29 @@ void cg_mask_store(Cg *cg, const IrNode *target, LLVMValueRef value)
     LLVMValueRef dims[32];
     check_mask_shape(cg, &e, dims, target->pos);
     cg_loop_nest(cg, at->ndim, dims, mask_body, &e, true);
+}
+
+/* a[mask] = values (1-D): the k-th set element, in C order, gets values[k]; values must have as many elements
+ * as the mask has set, or one (NumPy's ValueError otherwise). Counted first, so nothing is written on error. */
+void cg_mask_store_values(Cg *cg, const IrNode *target, const IrNode *values)
+{
+    const IrType *at = target->u.index.base->type;
+    MaskEnv e = {.at = at, .a = cg_expr(cg, target->u.index.base), .mask = cg_expr(cg, target->u.index.items[0])};
+    LLVMValueRef dims[32];
+    check_mask_shape(cg, &e, dims, target->pos);
+    e.count = cg_alloca(cg, cg->i64, "count");
+    LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
+    cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
+    LLVMValueRef total = LLVMBuildLoad2(cg->b, cg->i64, e.count, "");
+    e.values = cg_expr(cg, values);
+    e.vt = values->type;
+    LLVMValueRef nv = cg_array_dim(cg, e.values, 0);
+    e.one_value = LLVMBuildICmp(cg->b, LLVMIntEQ, nv, cg_i64(cg, 1), "");
+    LLVMValueRef fits = LLVMBuildOr(cg->b, e.one_value, LLVMBuildICmp(cg->b, LLVMIntEQ, nv, total, ""), "");
+    LLVMValueRef extra[2] = {nv, total};
+    cg_raise_if(cg, LLVMBuildNot(cg->b, fits, ""), "rt_raise_mask_values", target->pos, extra, 2);
+    LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
+    cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
 }
 
 /* a[mask]: count the selected elements, allocate, copy them in C order. */
