@@ -263,6 +263,7 @@ static IrNode *copy(Copy *c, IrNode *n)
         r->u.comprehension.target = map_var(c, n->u.comprehension.target);
         r->u.comprehension.iter = copy(c, n->u.comprehension.iter);
         r->u.comprehension.elt = copy(c, n->u.comprehension.elt);
+        r->u.comprehension.cond = copy(c, n->u.comprehension.cond);
         break;
     case IR_CAST: r->u.cast.value = copy(c, n->u.cast.value); break;
     case IR_MATH:

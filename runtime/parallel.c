@@ -19,10 +19,8 @@
 #include "runtime.h"
 
 typedef void (*GompParallel)(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
-typedef int (*OmpGetInt)(void);
 
 static GompParallel gomp_parallel;
-static OmpGetInt omp_thread_num, omp_num_threads;
 static _Thread_local int in_team; /* this thread is running a chunk: a loop it reaches runs on it alone */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[256];
@@ -46,9 +44,7 @@ static void load_gomp(void)
         return;
     }
     gomp_parallel = (GompParallel)dlsym(h, "GOMP_parallel");
-    omp_thread_num = (OmpGetInt)dlsym(h, "omp_get_thread_num");
-    omp_num_threads = (OmpGetInt)dlsym(h, "omp_get_num_threads");
-    if (!gomp_parallel || !omp_thread_num || !omp_num_threads) {
+    if (!gomp_parallel) {
         gomp_parallel = NULL;
         snprintf(load_error, sizeof load_error, "libgomp.so.1 lacks GOMP_parallel");
     }

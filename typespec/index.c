@@ -108,6 +108,33 @@ static IrLayout view_layout(IrNode *base, IrNode **items, int n)
     return IR_LAYOUT_C;
 }
 
+/* base[item], one index into a 1-D array (or a mask's element-wise store target): an element of base's dtype */
+IrNode *ts_elem_at(Ts *ts, IrPos pos, IrNode *base, IrNode *item, bool checked)
+{
+    IrNode *r = ir_node(ts->a, IR_INDEX, pos);
+    r->u.index.base = base;
+    r->u.index.n = 1;
+    r->u.index.items = ir_nodes(ts->a, 1);
+    r->u.index.items[0] = item;
+    r->u.index.checked = checked;
+    r->type = ir_type_scalar(base->type->dtype);
+    return r;
+}
+
+/* base[mask], mask a boolean array of base's shape: the selected elements in C order, a new 1-D array */
+IrNode *ts_mask_select(Ts *ts, IrPos pos, IrNode *base, IrNode *mask)
+{
+    IrNode *c = ir_node(ts->a, IR_CALL, pos);
+    c->u.call.ckind = IR_CALLEE_INTRINSIC;
+    c->u.call.name = "mask_select";
+    c->u.call.nargs = 2;
+    c->u.call.args = ir_nodes(ts->a, 2);
+    c->u.call.args[0] = base;
+    c->u.call.args[1] = mask;
+    c->type = ir_type_array(base->type->dtype, 1, IR_LAYOUT_C);
+    return c;
+}
+
 static IrNode *elem_gather(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
     IrNode *base = env;
@@ -130,15 +157,7 @@ static IrNode *fancy_index(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int 
     if (n == 1 && items[0]->type->kind == IR_TY_ARRAY && items[0]->type->dtype == IR_DT_BOOL) {
         if (items[0]->type->ndim != ndim)
             TS_ERR(ts, pos, "a boolean index must have the indexed array's %d dimensions", ndim);
-        IrNode *c = ir_node(ts->a, IR_CALL, pos);
-        c->u.call.ckind = IR_CALLEE_INTRINSIC;
-        c->u.call.name = "mask_select";
-        c->u.call.nargs = 2;
-        c->u.call.args = ir_nodes(ts->a, 2);
-        c->u.call.args[0] = base;
-        c->u.call.args[1] = items[0];
-        c->type = ir_type_array(base->type->dtype, 1, IR_LAYOUT_C);
-        return c;
+        return ts_mask_select(ts, pos, base, items[0]);
     }
     if (n == 1 && items[0]->type->kind == IR_TY_ARRAY && items[0]->type->ndim == 1 && ir_dtype_is_int(items[0]->type->dtype) && ndim > 1) {
         /* m[rows]: an index map over (len(rows), m.shape[1], ...) reading m[rows[i], j, ...] */
@@ -151,12 +170,7 @@ static IrNode *fancy_index(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int 
             m->u.imap.idx[d] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
             m->u.imap.dims[d] = ts_dim(ts, pos, d == 0 ? rows : b, d);
         }
-        IrNode *row = ir_node(ts->a, IR_INDEX, pos);
-        row->u.index.base = rows;
-        row->u.index.n = 1;
-        row->u.index.items = ir_nodes(ts->a, 1);
-        row->u.index.items[0] = ts_var(ts, pos, m->u.imap.idx[0]);
-        row->type = ir_type_scalar(rows->type->dtype);
+        IrNode *row = ts_elem_at(ts, pos, rows, ts_var(ts, pos, m->u.imap.idx[0]), false);
         IrNode *get = ir_node(ts->a, IR_INDEX, pos);
         get->u.index.base = b;
         get->u.index.n = ndim;
@@ -197,14 +211,7 @@ static IrNode *mask_target(Ts *ts, IrPos pos, IrNode *base, IrNode *mask, int ni
     }
     if (!int_index && mask->type->ndim != base->type->ndim)
         TS_ERR(ts, pos, "a boolean index must have the indexed array's %d dimensions", base->type->ndim);
-    IrNode *r = ir_node(ts->a, IR_INDEX, pos);
-    r->u.index.base = base;
-    r->u.index.n = 1;
-    r->u.index.items = ir_nodes(ts->a, 1);
-    r->u.index.items[0] = mask;
-    r->u.index.checked = false; /* the mask's shape is checked instead */
-    r->type = ir_type_scalar(base->type->dtype);
-    return r;
+    return ts_elem_at(ts, pos, base, mask, false); /* the mask's shape is checked instead */
 }
 
 static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_items, int nsrc, bool for_store)
@@ -372,43 +379,23 @@ static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
     IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
     loop->u.for_range.var = k;
-    loop->u.for_range.start = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 0);
+    loop->u.for_range.start = ts_i64(ts, pos, 0);
     loop->u.for_range.stop = n;
-    loop->u.for_range.step = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 1);
-    IrNode *at = ir_node(ts->a, IR_INDEX, pos); /* idx[k]: k runs over idx */
-    at->u.index.base = idx;
-    at->u.index.n = 1;
-    at->u.index.items = ir_nodes(ts->a, 1);
-    at->u.index.items[0] = ts_var(ts, pos, k);
-    /* k < len(idx) unless a longer value broadcast against an idx of length 1: then an IndexError (NumPy's is a
-     * ValueError), never a read past idx */
-    at->u.index.checked = value->type->kind == IR_TY_ARRAY && ts->sess->opts->boundscheck;
-    at->type = ir_type_scalar(idx->type->dtype);
-    IrNode *tgt = ir_node(ts->a, IR_INDEX, pos);
-    tgt->u.index.base = base;
-    tgt->u.index.n = 1;
-    tgt->u.index.items = ir_nodes(ts->a, 1);
-    tgt->u.index.items[0] = ts_cast(ts, at, ir_type_scalar(IR_DT_INT64));
-    tgt->u.index.checked = ts->sess->opts->boundscheck;
-    tgt->type = ir_type_scalar(base->type->dtype);
+    loop->u.for_range.step = ts_i64(ts, pos, 1);
+    /* idx[k]: k < len(idx) unless a longer value broadcast against an idx of length 1: then an IndexError
+     * (NumPy's is a ValueError), never a read past idx */
+    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), value->type->kind == IR_TY_ARRAY && ts->sess->opts->boundscheck);
+    IrNode *tgt = ts_elem_at(ts, pos, base, ts_cast(ts, at, ir_type_scalar(IR_DT_INT64)), ts->sess->opts->boundscheck);
     IrNode *v = value;
     if (value->type->kind == IR_TY_ARRAY) {
-        v = ir_node(ts->a, IR_INDEX, pos);
-        v->u.index.base = value;
-        v->u.index.n = 1;
-        v->u.index.items = ir_nodes(ts->a, 1);
         /* value[k], or value[0] when it has length 1 */
-        IrNode *one = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 1);
-        IrNode *len1 = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), one);
-        IrNode *zero = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 0);
+        IrNode *one = ts_i64(ts, pos, 1), *zero = ts_i64(ts, pos, 0);
         IrNode *sel = ir_node(ts->a, IR_IFEXP, pos);
-        sel->u.ifexp.cond = len1;
+        sel->u.ifexp.cond = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), one);
         sel->u.ifexp.then = zero;
         sel->u.ifexp.orelse = ts_var(ts, pos, k);
         sel->type = ir_type_scalar(IR_DT_INT64);
-        v->u.index.items[0] = sel;
-        v->u.index.checked = false;
-        v->type = ir_type_scalar(value->type->dtype);
+        v = ts_elem_at(ts, pos, value, sel, false);
     }
     IrNode *st = ir_node(ts->a, IR_STORE, pos);
     st->u.store.target = tgt;

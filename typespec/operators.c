@@ -431,15 +431,7 @@ static IrNode *filtered_comprehension(Ts *ts, const IrNode *comp, IrDtype *dtype
     mask = ts_reuse(ts, mask);
     IrNode *values = comprehension_imap(ts, comp, dtype, mask);
     if (!values) return NULL;
-    IrNode *c = ir_node(ts->a, IR_CALL, comp->pos);
-    c->u.call.ckind = IR_CALLEE_INTRINSIC;
-    c->u.call.name = "mask_select";
-    c->u.call.nargs = 2;
-    c->u.call.args = ir_nodes(ts->a, 2);
-    c->u.call.args[0] = values;
-    c->u.call.args[1] = mask;
-    c->type = ir_type_array(values->type->dtype, 1, IR_LAYOUT_C);
-    return c;
+    return ts_mask_select(ts, comp->pos, values, mask);
 }
 
 /* The index map of a (nested) comprehension; with mask (a 1-D bool array of its length), elements where the
@@ -496,12 +488,7 @@ static IrNode *comprehension_imap(Ts *ts, const IrNode *comp, IrDtype *dtype, Ir
     ts->nsubst = saved;
     if (body && dtype) body = ts_cast(ts, body, ir_type_scalar(*dtype));
     if (body && mask && body->type->kind == IR_TY_SCALAR) {
-        IrNode *on = ir_node(ts->a, IR_INDEX, comp->pos); /* mask[i]: i runs over the mask's length */
-        on->u.index.base = mask;
-        on->u.index.n = 1;
-        on->u.index.items = ir_nodes(ts->a, 1);
-        on->u.index.items[0] = ts_var(ts, comp->pos, m->u.imap.idx[0]);
-        on->type = ir_type_scalar(IR_DT_BOOL);
+        IrNode *on = ts_elem_at(ts, comp->pos, mask, ts_var(ts, comp->pos, m->u.imap.idx[0]), false); /* i < len(mask) */
         IrNode *sel = ir_node(ts->a, IR_IFEXP, comp->pos);
         sel->u.ifexp.cond = on;
         sel->u.ifexp.then = body;

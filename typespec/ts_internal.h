@@ -118,6 +118,8 @@ IrNode *ts_call(Ts *ts, const IrNode *n);
 
 /* index.c: subscripts, attributes and stores */
 IrNode *ts_index(Ts *ts, const IrNode *n);
+IrNode *ts_elem_at(Ts *ts, IrPos pos, IrNode *base, IrNode *item, bool checked); /* base[item], one index */
+IrNode *ts_mask_select(Ts *ts, IrPos pos, IrNode *base, IrNode *mask);           /* base[mask], a new 1-D array */
 IrNode *ts_attr(Ts *ts, const IrNode *n);
 IrNode *ts_store(Ts *ts, const IrNode *s);
 IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x); /* x.T: a view with the axes reversed */

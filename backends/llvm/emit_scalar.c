@@ -270,20 +270,19 @@ LLVMValueRef cg_unop(Cg *cg, const IrNode *n, LLVMValueRef x)
  * getters of settings that cannot change during a call. */
 LLVMValueRef cg_call_pure(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, LLVMValueRef *args, int n)
 {
-    LLVMTypeRef fty = LLVMFunctionType(ret, params, (unsigned)n, 0);
+    bool declared = LLVMGetNamedFunction(cg->mod, name) != NULL;
+    LLVMValueRef call = cg_call_rt(cg, name, ret, params, args, n);
+    if (declared) return call;
     LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
-    if (!fn) {
-        fn = LLVMAddFunction(cg->mod, name, fty);
-        static const char *const flags[] = {"nounwind", "willreturn", "nosync", "nofree", "speculatable"};
-        for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
-            unsigned kind = LLVMGetEnumAttributeKindForName(flags[i], strlen(flags[i]));
-            LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, 0));
-        }
-        unsigned memory = LLVMGetEnumAttributeKindForName("memory", 6);
-        if (memory) /* memory(none): the encoded MemoryEffects of no access is 0 */
-            LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, memory, 0));
+    static const char *const flags[] = {"nounwind", "willreturn", "nosync", "nofree", "speculatable"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        unsigned kind = LLVMGetEnumAttributeKindForName(flags[i], strlen(flags[i]));
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, 0));
     }
-    return LLVMBuildCall2(cg->b, fty, fn, args, (unsigned)n, "");
+    unsigned memory = LLVMGetEnumAttributeKindForName("memory", 6);
+    if (memory) /* memory(none): the encoded MemoryEffects of no access is 0 */
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, memory, 0));
+    return call;
 }
 
 /* Functions with an LLVM intrinsic; the others are libm calls (name, and name + "f" for float32). */

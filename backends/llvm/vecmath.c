@@ -36,7 +36,6 @@ typedef struct {
 } MvecIsa;
 
 #define MAX_ISAS 2
-#define MAX_SYMS (IR_MATH_COUNT * 2 * MAX_ISAS)
 
 static struct {
     bool ready, enabled;
