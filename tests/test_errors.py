@@ -428,12 +428,17 @@ def test_index_error_for_empty_array():
         lk.jit(get1)(np.zeros(0), -1)
 
 
-@pytest.mark.parametrize("i,j", [(3, 0), (0, 4), (-4, 0), (0, -5), (2, 100), (-100, -1)])
-@pytest.mark.parametrize("arr", [A, A.T[:3], A[::-1, ::2].T], ids=["c", "T", "steps"])
-def test_out_of_bounds_2d_raises(arr, i, j):
-    n, m = arr.shape
-    if -n <= i < n and -m <= j < m:
-        pytest.skip("in bounds for this shape")
+LAYOUTS_2D = {"c": A, "T": A.T[:3], "steps": A[::-1, ::2].T}
+# (layout, i, j) pairs out of bounds for that layout's shape
+OUT_OF_BOUNDS_2D = [(name, i, j) for name, a in LAYOUTS_2D.items()
+                    for i, j in [(3, 0), (0, 4), (-4, 0), (0, -5), (2, 100), (-100, -1)]
+                    if not (-a.shape[0] <= i < a.shape[0] and -a.shape[1] <= j < a.shape[1])]
+
+
+@pytest.mark.parametrize("layout,i,j", OUT_OF_BOUNDS_2D)
+def test_out_of_bounds_2d_raises(layout, i, j):
+    arr = LAYOUTS_2D[layout]
+    n = arr.shape[0]
     for f in (get2, set2):
         a = clone(arr)
         with pytest.raises(IndexError):

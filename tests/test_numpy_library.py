@@ -810,11 +810,13 @@ def test_unary_ufunc_noncontiguous(name):
         same(UNARY_FNS[name], v)
 
 
-@pytest.mark.parametrize("uf,lo,hi", UNARY, ids=UNARY_IDS)
+# arcsin, arccos, arctanh and arccosh have no integer inputs inside their domain but its edges
+UNARY_INT = [(u, lo, hi) for (u, lo, hi), n in zip(UNARY, UNARY_IDS) if n not in ("arcsin", "arccos", "arctanh", "arccosh")]
+
+
+@pytest.mark.parametrize("uf,lo,hi", UNARY_INT, ids=[UNARY_IDS[[u for u, _, _ in UNARY].index(u)] for u, _, _ in UNARY_INT])
 def test_unary_ufunc_int(uf, lo, hi):
     name = UNARY_IDS[[u for u, _, _ in UNARY].index(uf)]
-    if name in ("arcsin", "arccos", "arctanh", "arccosh"):
-        pytest.skip("no integer inputs inside the domain but the edges")
     same(UNARY_FNS[name], unary_input(name, -9, 9, (4, 5), I32))
     if name in ("negative", "sign", "sqrt", "rint", "reciprocal"):
         same(UNARY_FNS[name], unary_input(name, -9, 9, (4, 5), I64))
