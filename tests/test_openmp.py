@@ -62,7 +62,7 @@ def prange_writes(out, a):
 
 def test_maps_match_cpu():
     c, o = both(fused, A, B)
-    np.testing.assert_array_equal(c, o)  # elementwise: no regrouping, so equal
+    np.testing.assert_array_equal(c, o)  # elementwise: every element by the same function (vecmath.c), so equal
 
 
 def test_reductions_match_cpu():

@@ -52,9 +52,6 @@ typedef struct Cg {
     IrFunc **funcs;
     LLVMValueRef *func_values;
     int nfuncs;
-    /* vector math variants declared in the module (vecmath.c) */
-    LLVMValueRef variants[CG_MAX_VARIANTS];
-    int nvariants;
 } Cg;
 
 /* emit_scalar.c */
@@ -216,10 +213,21 @@ LLVMValueRef cg_shares_work(Cg *cg, LLVMValueRef n, LLVMValueRef work);
 void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,
                        void *env, bool vectorize);
 
+/* target.c: the CPU the code is compiled for */
+typedef struct CgTarget {
+    char cpu[64];        /* LLVM's CPU name: the host's, or an x86-64 level */
+    char features[1024]; /* the host's features, or empty for a level (its own) */
+    bool avx2_fma, sse41; /* the target has them (they decide the vector math ISA) */
+} CgTarget;
+/* The host, or the level $LORIKEET_CPU names if this machine can run it; else false with diag set. */
+bool cg_target_choose(CgTarget *t, LkDiag *diag);
+
 /* vecmath.c: libmvec variants of math calls, so that loops calling them vectorise */
-int cg_vecmath_symbols(RtSymbol *syms, int max); /* once per process: the variants found, for the JIT */
-void cg_vecmath_annotate(Cg *cg, LLVMValueRef call, IrMathFn f, LLVMTypeRef elem);
-void cg_vecmath_finish(Cg *cg);                  /* after emission: keeps the declared variants alive */
+/* Once per process: the variants found for the target, for the JIT's symbol table. */
+int cg_vecmath_symbols(const CgTarget *target, RtSymbol *syms, int max);
+/* f(args) on elem through its vector variant, the same function whether the call is vectorised or not; NULL when
+ * f has none here (the caller emits the scalar call). */
+LLVMValueRef cg_vecmath_call(Cg *cg, IrMathFn f, LLVMTypeRef elem, LLVMValueRef *args);
 bool cg_vecmath_has(IrMathFn f);                 /* f has a vector variant here */
 /* prange.c: an lk.prange loop run by the team (openmp backend, outside other parallel loops) */
 void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);

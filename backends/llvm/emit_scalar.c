@@ -227,9 +227,8 @@ LLVMValueRef cg_binop(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRef r)
     case IR_OP_POW: {
         if (!fl) return int_pow(cg, n, l, r, dt);
         LLVMValueRef args[2] = {l, r};
-        LLVMValueRef call = cg_call_intrinsic(cg, "llvm.pow", LLVMTypeOf(l), args, 2);
-        cg_vecmath_annotate(cg, call, IR_MATH_POW, LLVMTypeOf(l));
-        return call;
+        LLVMValueRef call = cg_vecmath_call(cg, IR_MATH_POW, LLVMTypeOf(l), args);
+        return call ? call : cg_call_intrinsic(cg, "llvm.pow", LLVMTypeOf(l), args, 2);
     }
     case IR_OP_LSHIFT: return int_shift(cg, l, r, true, sg);
     case IR_OP_RSHIFT: return int_shift(cg, l, r, false, sg);
@@ -359,17 +358,13 @@ LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args)
         LLVMValueRef inf = LLVMConstReal(t, INFINITY);
         return LLVMBuildFCmp(cg->b, f == IR_MATH_ISINF ? LLVMRealOEQ : LLVMRealOLT, ab, inf, "");
     }
+    LLVMValueRef vector_math = cg_vecmath_call(cg, f, t, args);
+    if (vector_math) return vector_math;
     const char *intr = math_intrinsic(f);
-    LLVMValueRef call;
-    if (intr) {
-        call = cg_call_intrinsic(cg, intr, t, args, arity);
-    } else {
-        char name[32];
-        const char *base = cg_libm_name(f);
-        snprintf(name, sizeof name, "%s%s", base ? base : "sqrt", t == cg->f32 ? "f" : "");
-        LLVMTypeRef params[2] = {t, t};
-        call = cg_call_pure(cg, name, t, params, args, arity);
-    }
-    cg_vecmath_annotate(cg, call, f, t);
-    return call;
+    if (intr) return cg_call_intrinsic(cg, intr, t, args, arity);
+    char name[32];
+    const char *base = cg_libm_name(f);
+    snprintf(name, sizeof name, "%s%s", base ? base : "sqrt", t == cg->f32 ? "f" : "");
+    LLVMTypeRef params[2] = {t, t};
+    return cg_call_pure(cg, name, t, params, args, arity);
 }

@@ -1,5 +1,6 @@
-/* jit.c: the one ORC LLJIT of the process, the host target machine, and the O3 pipeline.
- * Code is compiled for the host CPU's name and features, so loops vectorise to AVX2/AVX-512 where present.
+/* jit.c: the one ORC LLJIT of the process, its target machine, and the O3 pipeline.
+ * Code is compiled for the target target.c chooses: the host CPU's name and features (so loops vectorise to
+ * AVX2/AVX-512 where present), or the x86-64 level LORIKEET_CPU names.
  * Runtime functions are given to the JIT as absolute symbols (they are hidden in our shared object); libm is
  * found in the process. Compiled code is never unloaded. */
 #include <stdio.h>
@@ -13,7 +14,8 @@
 #include "cg.h"
 
 static LLVMOrcLLJITRef jit;
-static LLVMTargetMachineRef host_tm;
+static LLVMTargetMachineRef target_tm;
+static CgTarget target;
 static char init_error[512];
 
 static void set_llvm_error(LkDiag *diag, const char *what, LLVMErrorRef err)
@@ -50,7 +52,7 @@ static bool define_runtime_symbols(LkDiag *diag)
     const RtSymbol *syms = rt_symbols(&n);
     if (!define_absolute_symbols(syms, n, diag)) return false;
     static RtSymbol variants[CG_MAX_VARIANTS * 2];
-    int nvariants = cg_vecmath_symbols(variants, CG_MAX_VARIANTS * 2);
+    int nvariants = cg_vecmath_symbols(&target, variants, CG_MAX_VARIANTS * 2);
     return define_absolute_symbols(variants, nvariants, diag);
 }
 
@@ -66,25 +68,26 @@ bool cg_jit_init(LkDiag *diag)
         lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
         return false;
     }
+    if (!cg_target_choose(&target, diag)) {
+        snprintf(init_error, sizeof init_error, "%s", diag->message);
+        return false;
+    }
     char *triple = LLVMGetDefaultTargetTriple();
-    char *cpu = LLVMGetHostCPUName();
-    char *features = LLVMGetHostCPUFeatures();
-    LLVMTargetRef target;
+    LLVMTargetRef llvm_target;
     char *msg = NULL;
-    if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+    if (LLVMGetTargetFromTriple(triple, &llvm_target, &msg)) {
         snprintf(init_error, sizeof init_error, "LLVM target: %s", msg);
         LLVMDisposeMessage(msg);
         lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
         return false;
     }
-    host_tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive, LLVMRelocDefault,
-                                      LLVMCodeModelJITDefault);
+    target_tm = LLVMCreateTargetMachine(llvm_target, triple, target.cpu, target.features, LLVMCodeGenLevelAggressive,
+                                        LLVMRelocDefault, LLVMCodeModelJITDefault);
     /* the JIT gets its own target machine of the same description */
-    LLVMTargetMachineRef jit_tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive,
-                                                          LLVMRelocDefault, LLVMCodeModelJITDefault);
+    LLVMTargetMachineRef jit_tm = LLVMCreateTargetMachine(llvm_target, triple, target.cpu, target.features,
+                                                          LLVMCodeGenLevelAggressive, LLVMRelocDefault,
+                                                          LLVMCodeModelJITDefault);
     LLVMDisposeMessage(triple);
-    LLVMDisposeMessage(cpu);
-    LLVMDisposeMessage(features);
     LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
     LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jit_tm));
     LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, builder);
@@ -106,7 +109,7 @@ bool cg_jit_init(LkDiag *diag)
 
 LLVMTargetMachineRef cg_jit_target_machine(void)
 {
-    return host_tm;
+    return target_tm;
 }
 
 bool cg_jit_optimize(LLVMModuleRef mod, LkDiag *diag)
@@ -116,7 +119,7 @@ bool cg_jit_optimize(LLVMModuleRef mod, LkDiag *diag)
     LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
     LLVMPassBuilderOptionsSetLoopInterleaving(po, 1);
     LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
-    LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", host_tm, po);
+    LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", target_tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (err) {
         set_llvm_error(diag, "optimising", err);

@@ -138,7 +138,6 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
     init_types(&cg);
 
     bool ok = cg_emit_module(&cg, f);
-    if (ok) cg_vecmath_finish(&cg);
     LLVMDisposeBuilder(cg.b);
     char *msg = NULL;
     if (ok && LLVMVerifyModule(cg.mod, LLVMReturnStatusAction, &msg)) {

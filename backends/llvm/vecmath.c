@@ -1,17 +1,25 @@
 /* vecmath.c: vector variants of the math functions, taken from glibc's libmvec, so that loops calling exp, log,
  * sin, erf, pow... vectorise instead of making one scalar libm call per element.
  *
- * How: each scalar math call gets the call-site attribute "vector-function-abi-variant" naming its vector
- * variants in the x86 vector function ABI (`_ZGVdN4v_exp` is exp on 4 doubles for AVX2, `_ZGVeN8v_exp` on 8
- * for AVX-512); the loop vectoriser then widens the call to one of them. The variants must be declared in the
- * module and kept alive through @llvm.compiler.used until the vectoriser has run (what clang's
- * -fveclib=libmvec does through TargetLibraryInfo, which the LLVM-C API does not reach).
+ * How: a math call becomes a call of a small wrapper, `lk.vecmath.<variant>(x)`, that runs the vector variant
+ * on x in every lane and returns lane 0. The call site carries the attribute "vector-function-abi-variant"
+ * naming the variant in the x86 vector function ABI (`_ZGVdN4v_exp` is exp on 4 doubles for AVX2), so the loop
+ * vectoriser widens the call to the variant itself; the wrapper is never inlined, so that it is still a call the
+ * vectoriser can widen (what clang's -fveclib=libmvec does through TargetLibraryInfo, which the LLVM-C API does
+ * not reach).
  *
- * Only variants that libmvec.so.1 of this process exports and that this CPU can run are named; each is given to
- * the JIT as an absolute symbol. No libmvec (older glibc, musl) means scalar calls, as before: slower, same
- * results within rounding. libmvec's functions are accurate to a few ulp (glibc's manual lists them); NumPy's own
- * SIMD exp/log/sin differ from libm by as much. LORIKEET_VECTOR_MATH=0 turns this off for bit-for-bit libm
- * results. */
+ * Why the wrapper: every element must be computed by the same function, whether it falls in the vectorised part
+ * of a loop or in its scalar remainder, in scalar code, or at the edge of an openmp chunk. libmvec's functions
+ * differ from libm's in the last bit, so a scalar libm call for the remainder made results depend on where the
+ * chunks ended, hence on the thread count. For the same reason there is one ISA a process, chosen by the target
+ * (target.c), never AVX-512's 'e' variants beside AVX2's 'd': the vectoriser's choice of width would decide
+ * which one computed an element, and an x86-64-v4 machine would give other bits than a v3 one. The vectoriser
+ * prefers 256-bit vectors on AVX-512 machines anyway.
+ *
+ * Only variants that libmvec.so.1 of this process exports are used; each is given to the JIT as an absolute
+ * symbol. No libmvec (older glibc, musl), a target without SSE4.1, or LORIKEET_VECTOR_MATH=0 means scalar libm
+ * calls: slower, and the same within rounding. libmvec's functions are accurate to a few ulp (glibc's manual
+ * lists them); NumPy's own SIMD exp/log/sin differ from libm by as much. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,57 +43,48 @@ typedef struct {
     int lanes64;
 } MvecIsa;
 
-#define MAX_ISAS 2
-
 static struct {
     bool ready, enabled;
-    MvecIsa isas[MAX_ISAS];
-    int nisas;
-    /* found[f][is_f32][isa]: the variant exists in libmvec */
-    bool found[IR_MATH_COUNT][2][MAX_ISAS];
+    MvecIsa isa;
+    bool found[IR_MATH_COUNT][2]; /* found[f][is_f32]: the variant exists in libmvec */
 } mvec;
 
-static void variant_name(char *out, size_t size, MvecIsa isa, IrMathFn f, bool f32)
+static int lanes(bool f32)
 {
-    int arity = ir_math_arity(f);
-    snprintf(out, size, "_ZGV%cN%d%s_%s%s", isa.letter, f32 ? isa.lanes64 * 2 : isa.lanes64,
-             arity == 2 ? "vv" : "v", mvec_base(f), f32 ? "f" : "");
+    return f32 ? mvec.isa.lanes64 * 2 : mvec.isa.lanes64;
 }
 
-static void pick_isas(void)
+static void variant_name(char *out, size_t size, IrMathFn f, bool f32)
 {
-    __builtin_cpu_init();
-    /* 'd' (AVX2) first: the vectoriser prefers 256-bit vectors on AVX-512 machines too */
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        mvec.isas[mvec.nisas++] = (MvecIsa){'d', 4};
-    if (__builtin_cpu_supports("avx512f")) mvec.isas[mvec.nisas++] = (MvecIsa){'e', 8};
-    if (mvec.nisas == 0 && __builtin_cpu_supports("sse4.1")) mvec.isas[mvec.nisas++] = (MvecIsa){'b', 2};
+    snprintf(out, size, "_ZGV%cN%d%s_%s%s", mvec.isa.letter, lanes(f32), ir_math_arity(f) == 2 ? "vv" : "v",
+             mvec_base(f), f32 ? "f" : "");
 }
 
 /* Finds the variants (once per process) and fills syms with their names and addresses for the JIT. */
-int cg_vecmath_symbols(RtSymbol *syms, int max)
+int cg_vecmath_symbols(const CgTarget *target, RtSymbol *syms, int max)
 {
     if (mvec.ready) return 0;
     mvec.ready = true;
     const char *env = getenv("LORIKEET_VECTOR_MATH");
     if (env && strcmp(env, "0") == 0) return 0;
+    if (target->avx2_fma) mvec.isa = (MvecIsa){'d', 4};
+    else if (target->sse41) mvec.isa = (MvecIsa){'b', 2};
+    else return 0;
     void *lib = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!lib) return 0;
-    pick_isas();
     int n = 0;
     for (int f = 0; f < IR_MATH_COUNT; f++) {
         if (!mvec_base((IrMathFn)f)) continue;
-        for (int f32 = 0; f32 < 2; f32++)
-            for (int k = 0; k < mvec.nisas; k++) {
-                char name[64];
-                variant_name(name, sizeof name, mvec.isas[k], (IrMathFn)f, f32);
-                void *addr = dlsym(lib, name);
-                if (!addr || n >= max) continue;
-                mvec.found[f][f32][k] = true;
-                syms[n].name = strdup(name);
-                syms[n].addr = addr;
-                n++;
-            }
+        for (int f32 = 0; f32 < 2; f32++) {
+            char name[64];
+            variant_name(name, sizeof name, (IrMathFn)f, f32);
+            void *addr = dlsym(lib, name);
+            if (!addr || n >= max) continue;
+            mvec.found[f][f32] = true;
+            syms[n].name = strdup(name);
+            syms[n].addr = addr;
+            n++;
+        }
     }
     mvec.enabled = n > 0;
     return n;
@@ -93,55 +92,72 @@ int cg_vecmath_symbols(RtSymbol *syms, int max)
 
 bool cg_vecmath_has(IrMathFn f)
 {
-    if (!mvec.enabled || !mvec_base(f)) return false;
-    for (int k = 0; k < mvec.nisas; k++)
-        if (mvec.found[f][0][k]) return true;
-    return false;
+    return mvec.enabled && mvec_base(f) && mvec.found[f][0];
 }
 
-/* Declares the variant and remembers it for @llvm.compiler.used. */
-static void declare_variant(Cg *cg, const char *name, LLVMTypeRef elem, int lanes, int arity)
+static void add_fn_attr(Cg *cg, LLVMValueRef fn, const char *name, uint64_t value)
 {
-    if (LLVMGetNamedFunction(cg->mod, name)) return;
-    LLVMTypeRef vt = LLVMVectorType(elem, (unsigned)lanes);
-    LLVMTypeRef params[2] = {vt, vt};
-    LLVMValueRef fn = LLVMAddFunction(cg->mod, name, LLVMFunctionType(vt, params, (unsigned)arity, 0));
-    if (cg->nvariants < CG_MAX_VARIANTS) cg->variants[cg->nvariants++] = fn;
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    if (kind) LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, value));
 }
 
-void cg_vecmath_annotate(Cg *cg, LLVMValueRef call, IrMathFn f, LLVMTypeRef elem)
+/* Touches no memory (errno is never read back), so calls hoist out of loops and loops with them vectorise. */
+static void mark_pure(Cg *cg, LLVMValueRef fn)
 {
-    if (!mvec.enabled || !mvec_base(f) || (elem != cg->f32 && elem != cg->f64)) return;
-    bool f32 = elem == cg->f32;
-    size_t len;
-    const char *scalar = LLVMGetValueName2(LLVMGetCalledValue(call), &len);
-    char value[1024];
-    size_t used = 0;
-    value[0] = '\0';
-    for (int k = 0; k < mvec.nisas; k++) {
-        if (!mvec.found[f][f32][k]) continue;
-        char name[64];
-        variant_name(name, sizeof name, mvec.isas[k], f, f32);
-        int lanes = f32 ? mvec.isas[k].lanes64 * 2 : mvec.isas[k].lanes64;
-        int arity = ir_math_arity(f);
-        declare_variant(cg, name, elem, lanes, arity);
-        used += (size_t)snprintf(value + used, sizeof value - used, "%s_ZGV_LLVM_N%d%s_%.*s(%s)", used ? "," : "",
-                                 lanes, arity == 2 ? "vv" : "v", (int)len, scalar, name);
-        if (used >= sizeof value) return;
+    static const char *const flags[] = {"nounwind", "willreturn", "nosync", "nofree", "speculatable"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) add_fn_attr(cg, fn, flags[i], 0);
+    add_fn_attr(cg, fn, "memory", 0); /* memory(none): the encoded MemoryEffects of no access is 0 */
+}
+
+/* `elem wname(elem x[, elem y])`: the variant vname on x (and y) in every lane, lane 0 of its result. */
+static LLVMValueRef define_wrapper(Cg *cg, const char *wname, const char *vname, LLVMTypeRef elem, int nlanes,
+                                   int arity)
+{
+    LLVMTypeRef vt = LLVMVectorType(elem, (unsigned)nlanes);
+    LLVMTypeRef vparams[2] = {vt, vt}, sparams[2] = {elem, elem};
+    LLVMTypeRef vfty = LLVMFunctionType(vt, vparams, (unsigned)arity, 0);
+    LLVMValueRef variant = LLVMGetNamedFunction(cg->mod, vname);
+    if (!variant) {
+        variant = LLVMAddFunction(cg->mod, vname, vfty);
+        mark_pure(cg, variant);
     }
-    if (!used) return;
+    LLVMValueRef fn = LLVMAddFunction(cg->mod, wname, LLVMFunctionType(elem, sparams, (unsigned)arity, 0));
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    mark_pure(cg, fn);
+    add_fn_attr(cg, fn, "noinline", 0);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(cg->ctx);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(cg->ctx, fn, "entry"));
+    LLVMValueRef vargs[2];
+    LLVMValueRef zero = LLVMConstInt(cg->i64, 0, 0);
+    LLVMValueRef splat_mask = LLVMConstNull(LLVMVectorType(cg->i32, (unsigned)nlanes));
+    for (int i = 0; i < arity; i++) {
+        LLVMValueRef one = LLVMBuildInsertElement(b, LLVMGetPoison(vt), LLVMGetParam(fn, (unsigned)i), zero, "");
+        vargs[i] = LLVMBuildShuffleVector(b, one, LLVMGetPoison(vt), splat_mask, "");
+    }
+    LLVMValueRef r = LLVMBuildCall2(b, vfty, variant, vargs, (unsigned)arity, "");
+    LLVMBuildRet(b, LLVMBuildExtractElement(b, r, zero, ""));
+    LLVMDisposeBuilder(b);
+    return fn;
+}
+
+LLVMValueRef cg_vecmath_call(Cg *cg, IrMathFn f, LLVMTypeRef elem, LLVMValueRef *args)
+{
+    if (!mvec.enabled || !mvec_base(f) || (elem != cg->f32 && elem != cg->f64)) return NULL;
+    bool f32 = elem == cg->f32;
+    if (!mvec.found[f][f32]) return NULL;
+    int arity = ir_math_arity(f), nlanes = lanes(f32);
+    char vname[64], wname[80];
+    variant_name(vname, sizeof vname, f, f32);
+    snprintf(wname, sizeof wname, "lk.vecmath.%s", vname);
+    LLVMValueRef wrapper = LLVMGetNamedFunction(cg->mod, wname);
+    if (!wrapper) wrapper = define_wrapper(cg, wname, vname, elem, nlanes, arity);
+    LLVMTypeRef params[2] = {elem, elem};
+    LLVMValueRef call = LLVMBuildCall2(cg->b, LLVMFunctionType(elem, params, (unsigned)arity, 0), wrapper, args,
+                                       (unsigned)arity, "");
+    char value[192];
+    int used = snprintf(value, sizeof value, "_ZGV_LLVM_N%d%s_%s(%s)", nlanes, arity == 2 ? "vv" : "v", wname, vname);
     static const char key[] = "vector-function-abi-variant";
     LLVMAttributeRef attr = LLVMCreateStringAttribute(cg->ctx, key, sizeof key - 1, value, (unsigned)used);
     LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, attr);
-}
-
-/* Keeps the declared variants alive until the vectoriser has looked for them. */
-void cg_vecmath_finish(Cg *cg)
-{
-    if (cg->nvariants == 0) return;
-    LLVMTypeRef at = LLVMArrayType(cg->ptr, (unsigned)cg->nvariants);
-    LLVMValueRef used = LLVMAddGlobal(cg->mod, at, "llvm.compiler.used");
-    LLVMSetLinkage(used, LLVMAppendingLinkage);
-    LLVMSetSection(used, "llvm.metadata");
-    LLVMSetInitializer(used, LLVMConstArray(cg->ptr, cg->variants, (unsigned)cg->nvariants));
+    return call;
 }
