@@ -13,6 +13,62 @@
  *    map's params; after ir_explicit_alloc(), a map or axis-reduce that produces a new array appears only in
  *    statement position with `out` set to a variable that an IR_ALLOC filled just before.
  * Nodes are allocated in an RtArena and never freed one by one.
+ *
+ * ---- The contract between the compiler and every backend ----
+ * A backend is written against this header alone: what follows is what a typed program means, and a backend
+ * that meets it needs to read no other backend. tests/test_scalar_semantics.py runs every rule below, as a
+ * table, on every backend, against CPython or NumPy.
+ *
+ * Order of evaluation. A statement evaluates its expressions in the order ir_walk_eval (effects.c) visits
+ * them, and a backend must keep it wherever an expression may raise or write (C and CUDA C leave the order of
+ * operands and arguments unspecified: put such subexpressions in temporaries, in this order):
+ *  - children left to right: binop lhs before rhs, call arguments in order, index base before its items, a
+ *    slice's start, stop, step; a tuple's items in order;
+ *  - IR_STORE: the value before the target (`a[i] = f()` calls f, then evaluates a and i);
+ *  - IR_MAP/IR_IMAP: inputs (or dims), then out, then the body once per element, elements in any order (a body
+ *    may raise, and then which element raised first is the lowest index that raises, see below);
+ *  - IR_REDUCE/IR_SCAN: the input, then out, then the combine per element;
+ *  - IR_BOOLOP: values after the first only while the result is undecided (Python's short circuit);
+ *    IR_IFEXP: cond, then exactly one arm; IR_WHILE: cond before each iteration;
+ *  - IR_FOR_RANGE: start, stop, step once, before the first iteration.
+ * When a data-parallel node raises for several elements, the error reported is one of them; backends that split
+ * a loop report the error of the lowest chunk that raised, so the error does not depend on the thread count.
+ *
+ * Scalars: what differs from C (and from CUDA C). Each is undefined behaviour or simply different there.
+ *  - Integers are two's complement of their dtype's width and wrap on overflow (+, -, *, unary -, abs of the
+ *    minimum, <<, **): NumPy's fixed-width arithmetic, not Python's unbounded ints.
+ *  - `//` and `%` on integers are Python's: the quotient rounds towards -inf, the remainder takes the divisor's
+ *    sign; a zero divisor raises ZeroDivisionError; INT_MIN // -1 wraps to INT_MIN and INT_MIN % -1 is 0
+ *    (no trap).
+ *  - `//` and `%` on floats are CPython's float_divmod (the remainder takes the divisor's sign, -5.0 % inf is
+ *    inf), except that a zero divisor gives NumPy's inf or nan instead of raising.
+ *  - Shifts by a count >= the bit width (or negative, taken as unsigned) give 0, or for >> of a negative signed
+ *    value -1, as NumPy's do.
+ *  - `**` on integers wraps; a negative exponent of a signed integer raises ValueError ("Integers to negative
+ *    integer powers are not allowed."). On floats it is C's pow.
+ *  - Float to integer conversion (IR_CAST, int()) truncates towards zero and saturates: values beyond the
+ *    target's range give its minimum or maximum, NaN gives 0. Integer to integer casts wrap (truncate/extend).
+ *    Anything to bool is `!= 0` (NaN is true).
+ *  - IR_OP_MIN/IR_OP_MAX on floats propagate NaN and give the second operand when the two compare equal
+ *    (NumPy's minimum/maximum: maximum(-0.0, 0.0) is 0.0); builtins min/max, which depend on argument order,
+ *    reach the typed IR as an IR_IFEXP of a compare instead.
+ *  - Float comparisons are IEEE (ordered, except != which is true for NaN). Integer operands of a compare have
+ *    one type, NumPy's promotion of the two (typespec casts); a negative Python int against an unsigned value is
+ *    still wrapped to the unsigned type today (issue 12; the table's row is a strict xfail).
+ *  - Division `/` is IEEE (x / 0.0 is inf or nan); math functions are C's (IrMathFn), accurate to a few ulp.
+ *
+ * The shapes the typed IR takes (what typespec produces, so a backend need handle no other):
+ *  - IR_COMPARE has exactly one operator and two operands (chains became an IR_BOOLOP of binary compares);
+ *  - IR_CALL is IR_CALLEE_FUNC (a specialised user function in call.callee) or IR_CALLEE_INTRINSIC; every
+ *    builtin, NumPy function and method has become other nodes;
+ *  - IR_LAMBDA is a value with no runtime representation: it appears only where a function value was passed
+ *    (an operand of lk.map and friends, already inlined) and lowers to nothing;
+ *  - IR_STORE's target is an IR_INDEX; a scalar value is stored at the element (or broadcast over the view the
+ *    index selects), an array value is broadcast into that view, and an array value whose target is indexed
+ *    by a bool mask means `a[mask] = values` (the k-th set element takes values[k]);
+ *  - IR_NAMEREF, IR_AUGASSIGN, IR_FOR_ITER and IR_COMPREHENSION never appear;
+ *  - variable and symbol names are Python names, not C identifiers (`$t17`, `x'`, `f.1`): a backend that
+ *    prints source names its variables by IrVar.id.
  */
 #ifndef LK_IR_H
 #define LK_IR_H

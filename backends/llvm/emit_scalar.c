@@ -203,7 +203,7 @@ static LLVMValueRef int_pow(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRe
 static LLVMValueRef minmax(Cg *cg, bool is_max, IrDtype dt, LLVMValueRef l, LLVMValueRef r)
 {
     if (ir_dtype_is_float(dt)) {
-        LLVMValueRef pick_l = LLVMBuildFCmp(cg->b, is_max ? LLVMRealOGE : LLVMRealOLE, l, r, "");
+        LLVMValueRef pick_l = LLVMBuildFCmp(cg->b, is_max ? LLVMRealOGT : LLVMRealOLT, l, r, ""); /* equal: r, as NumPy */
         LLVMValueRef best = LLVMBuildSelect(cg->b, pick_l, l, r, "");
         LLVMValueRef any_nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, l, r, "");
         return LLVMBuildSelect(cg->b, any_nan, LLVMBuildFAdd(cg->b, l, r, ""), best, "");
