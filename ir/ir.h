@@ -453,6 +453,9 @@ void ir_walk_eval(IrNode *stmt, const IrEvalVisitor *v, void *env);
  * replace a child in place. */
 typedef void (*IrChildFn)(IrNode **child, void *env);
 void ir_each_child(IrNode *n, IrChildFn fn, void *env);
+/* The blocks nested directly in statement s (an if's then and orelse, a loop's body), in order: their number.
+ * Its switch names every kind, so a new statement kind that holds a block is added here, once, for every pass. */
+int ir_stmt_blocks(IrNode *s, IrBlock *blocks[2]);
 /* Calls fn on each statement of the block and, recursively, of the blocks nested in it. */
 typedef void (*IrStmtFn)(IrNode *stmt, void *env);
 void ir_each_stmt(IrBlock *b, IrStmtFn fn, void *env);

@@ -57,17 +57,33 @@ void ir_each_child(IrNode *n, IrChildFn fn, void *env)
     }
 }
 
+int ir_stmt_blocks(IrNode *s, IrBlock *blocks[2])
+{
+    switch (s->kind) {
+    case IR_IF: blocks[0] = &s->u.if_.then; blocks[1] = &s->u.if_.orelse; return 2;
+    case IR_WHILE: blocks[0] = &s->u.while_.body; return 1;
+    case IR_FOR_RANGE: blocks[0] = &s->u.for_range.body; return 1;
+    case IR_FOR_ITER: blocks[0] = &s->u.for_iter.body; return 1;
+    case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_BREAK: case IR_CONTINUE: case IR_RETURN:
+    case IR_EXPR_STMT: case IR_PASS:
+        return 0;
+    /* expressions hold no blocks */
+    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP:
+    case IR_IFEXP: case IR_CALL: case IR_INDEX: case IR_SLICE: case IR_ATTR: case IR_TUPLE: case IR_TUPLE_GET:
+    case IR_LAMBDA: case IR_COMPREHENSION: case IR_CAST: case IR_MATH: case IR_ARRAY_DIM: case IR_ALLOC:
+    case IR_MAP: case IR_IMAP: case IR_REDUCE: case IR_SCAN: case IR_BCAST_SHAPE: case IR_KIND_COUNT:
+        return 0;
+    }
+    return 0;
+}
+
 void ir_each_stmt(IrBlock *b, IrStmtFn fn, void *env)
 {
     for (int i = 0; i < b->n; i++) {
         IrNode *s = b->stmts[i];
         fn(s, env);
-        switch (s->kind) {
-        case IR_IF: ir_each_stmt(&s->u.if_.then, fn, env); ir_each_stmt(&s->u.if_.orelse, fn, env); break;
-        case IR_WHILE: ir_each_stmt(&s->u.while_.body, fn, env); break;
-        case IR_FOR_RANGE: ir_each_stmt(&s->u.for_range.body, fn, env); break;
-        case IR_FOR_ITER: ir_each_stmt(&s->u.for_iter.body, fn, env); break;
-        default: break;
-        }
+        IrBlock *blocks[2];
+        int n = ir_stmt_blocks(s, blocks);
+        for (int k = 0; k < n; k++) ir_each_stmt(blocks[k], fn, env);
     }
 }
