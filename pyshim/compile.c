@@ -119,21 +119,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
         lk_raise_diag(&diag);
         return NULL;
     }
-    ir_inline_calls(typed); /* first: what the others do must see through small calls; it prunes typed->callees */
-    ir_cse(typed);
-    ir_inline_single_use(typed);
-    ir_fuse(typed);
-    ir_recognize_matmul(typed);
-    ir_explicit_alloc(typed);
-    ir_check_unbound(typed);
-    for (int i = 0; i < typed->ncallees; i++) {
-        ir_cse(typed->callees[i]);
-        ir_inline_single_use(typed->callees[i]);
-        ir_fuse(typed->callees[i]);
-        ir_recognize_matmul(typed->callees[i]);
-        ir_explicit_alloc(typed->callees[i]);
-        ir_check_unbound(typed->callees[i]);
-    }
+    ir_optimize(typed);
     BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = keep_llvm != 0};
     char *typed_text = ir_print_func(typed);
     BeCompiled *code = be->compile(typed, &bopts, &diag);
