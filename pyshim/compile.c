@@ -121,6 +121,8 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
     }
     ir_optimize(typed);
     BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = keep_llvm != 0};
+    unsigned char ir_hash[IR_HASH_BYTES];
+    ir_hash_func(typed, ir_hash);
     char *typed_text = ir_print_func(typed);
     BeCompiled *code = be->compile(typed, &bopts, &diag);
     if (!code) {
@@ -141,6 +143,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
     s->typed_ir = typed_text;
     s->llvm_ir = code->ir_text;
     s->compile_ms = code->compile_ms;
+    ir_hash_hex(ir_hash, s->ir_hash);
     free(code);
     rt_arena_free(arena);
     return s;

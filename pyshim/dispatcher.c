@@ -99,6 +99,12 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kwarg
     return invoke(s, args);
 }
 
+static PyObject *spec_info(const LkSpec *s)
+{
+    PyObject *llvm = s->llvm_ir ? PyUnicode_FromString(s->llvm_ir) : (Py_INCREF(Py_None), Py_None);
+    return Py_BuildValue("(sNds)", s->typed_ir, llvm, s->compile_ms, s->ir_hash);
+}
+
 /* _compile(args): compile for these arguments (if not yet) and raise what compiling raises. */
 static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
 {
@@ -112,7 +118,7 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(call_args); i++)
         if (lk_key_arg(PyTuple_GET_ITEM(call_args, i), key, &len) < 0) keyed = false;
     LkSpec *old = keyed ? find_spec(d, key, len) : NULL;
-    if (old && (!keep_llvm || old->llvm_ir)) return Py_BuildValue("(sOd)", old->typed_ir, old->llvm_ir ? PyUnicode_FromString(old->llvm_ir) : Py_None, old->compile_ms);
+    if (old && (!keep_llvm || old->llvm_ir)) return spec_info(old);
     LkSpec *s = lk_compile(d, call_args, keep_llvm);
     if (!s) return NULL;
     if (!keyed) {
@@ -124,9 +130,7 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
         lk_free_spec(s);
         return NULL;
     }
-    PyObject *llvm = s->llvm_ir ? PyUnicode_FromString(s->llvm_ir) : (Py_INCREF(Py_None), Py_None);
-    PyObject *r = Py_BuildValue("(sNd)", s->typed_ir, llvm, s->compile_ms);
-    return r;
+    return spec_info(s);
 }
 
 static PyObject *dispatcher_untyped(PyObject *self, PyObject *unused)
@@ -207,7 +211,8 @@ static PyObject *dispatcher_get_backend(PyObject *self, void *unused)
 }
 
 static PyMethodDef dispatcher_methods[] = {
-    {"_compile", dispatcher_compile, METH_VARARGS, "_compile(args, keep_llvm=False) -> (typed_ir, llvm_ir, compile_ms)"},
+    {"_compile", dispatcher_compile, METH_VARARGS,
+     "_compile(args, keep_llvm=False) -> (typed_ir, llvm_ir, compile_ms, ir_hash)"},
     {"_untyped", dispatcher_untyped, METH_NOARGS, "the untyped IR capsule, made once"},
     {"signatures", dispatcher_signatures, METH_NOARGS, "the argument types of every compiled specialisation"},
     {NULL},

@@ -38,6 +38,7 @@ typedef struct LkSpec {
     char *typed_ir;    /* printed typed IR after the passes */
     char *llvm_ir;     /* optimised LLVM IR, kept only when asked for */
     double compile_ms;
+    char ir_hash[2 * IR_HASH_BYTES + 1]; /* the typed IR's canonical hash, in hex */
 } LkSpec;
 
 typedef struct LkDispatcher {
