@@ -86,6 +86,39 @@ void lk_free_spec(LkSpec *s)
     PyMem_Free(s);
 }
 
+/* A compilation's key and name: SHA-256 of the IR's hash, the pipeline's version, the backend's name and what
+ * key_extras says (target, CPU, versions, options); the name is "lk" and the first 128 bits in hex. The disk
+ * cache (issue 11) files code under the key; the backend prefixes every symbol with the name. */
+static bool compilation_key(const BeBackend *be, const BeOptions *bopts, const unsigned char ir_hash[IR_HASH_BYTES],
+                            char module[LK_MODULE_CHARS], LkDiag *diag)
+{
+    char *extras = be->key_extras(bopts, diag);
+    if (!extras) return false;
+    char ir_hex[2 * IR_HASH_BYTES + 1];
+    ir_hash_hex(ir_hash, ir_hex);
+    size_t n = strlen(extras) + 256;
+    char *text = malloc(n);
+    snprintf(text, n, "lorikeet compilation\npipeline=%d\nbackend=%s\nir=%s\n%s\n", IR_PIPELINE_VERSION, be->name,
+             ir_hex, extras);
+    unsigned char key[IR_HASH_BYTES];
+    ir_sha256(text, strlen(text), key);
+    free(text);
+    free(extras);
+    char hex[2 * IR_HASH_BYTES + 1];
+    ir_hash_hex(key, hex);
+    snprintf(module, LK_MODULE_CHARS, "lk%.32s", hex);
+    return true;
+}
+
+static LkSpec *compile_failed(RtArena *arena, IrType **types, char *typed_text, const LkDiag *diag)
+{
+    free(typed_text);
+    rt_arena_free(arena);
+    PyMem_Free(types);
+    if (diag) lk_raise_diag(diag);
+    return NULL;
+}
+
 LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
 {
     if (lk_ensure_untyped(d) < 0) return NULL;
@@ -104,33 +137,31 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
         }
     LkDiag diag = {0};
     const BeBackend *be = be_find(d->backend, &diag);
-    if (!be || !be->available(&diag)) {
-        PyMem_Free(types);
-        lk_raise_diag(&diag);
-        return NULL;
-    }
+    if (!be || !be->available(&diag)) return compile_failed(NULL, types, NULL, &diag);
     RtArena *arena = rt_arena_new();
     TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee};
     IrFunc *typed = ts_specialize(uf, types, (int)nargs, &topts, arena, &diag);
     if (PyErr_Occurred()) PyErr_Clear();
-    if (!typed) {
-        rt_arena_free(arena);
-        PyMem_Free(types);
-        lk_raise_diag(&diag);
-        return NULL;
-    }
+    if (!typed) return compile_failed(arena, types, NULL, &diag);
     ir_optimize(typed);
-    BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = keep_llvm != 0};
+    char module[LK_MODULE_CHARS];
+    BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = keep_llvm != 0, .module = module};
     unsigned char ir_hash[IR_HASH_BYTES];
     ir_hash_func(typed, ir_hash);
+    if (!compilation_key(be, &bopts, ir_hash, module, &diag)) return compile_failed(arena, types, NULL, &diag);
     char *typed_text = ir_print_func(typed);
     BeCompiled *code = be->compile(typed, &bopts, &diag);
-    if (!code) {
-        free(typed_text);
-        rt_arena_free(arena);
-        PyMem_Free(types);
-        lk_raise_diag(&diag);
-        return NULL;
+    if (!code) return compile_failed(arena, types, typed_text, &diag);
+    /* the key was taken before the backend ran: it must not have changed what it lowered */
+    char *after = ir_print_func(typed);
+    bool changed = strcmp(after, typed_text) != 0;
+    free(after);
+    if (changed) {
+        lk_diag_set(&diag, LK_ERR_INTERNAL, typed->file, typed->line, 0, "the %s backend changed the IR it compiled",
+                    be->name);
+        free(code->ir_text);
+        free(code);
+        return compile_failed(arena, types, typed_text, &diag);
     }
     LkSpec *s = PyMem_Calloc(1, sizeof *s);
     for (Py_ssize_t i = 0; i < nargs; i++) lk_key_arg(PyTuple_GET_ITEM(args, i), s->key, &s->keylen);

@@ -105,6 +105,15 @@ static PyObject *spec_info(const LkSpec *s)
     return Py_BuildValue("(sNds)", s->typed_ir, llvm, s->compile_ms, s->ir_hash);
 }
 
+/* The signature key of args, or false (then no compiled code can be for them) */
+static bool key_of(PyObject *args, unsigned char *key, int *len)
+{
+    bool keyed = true;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++)
+        if (lk_key_arg(PyTuple_GET_ITEM(args, i), key, len) < 0) keyed = false;
+    return keyed;
+}
+
 /* _compile(args): compile for these arguments (if not yet) and raise what compiling raises. */
 static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
 {
@@ -114,9 +123,7 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!|p", &PyTuple_Type, &call_args, &keep_llvm)) return NULL;
     unsigned char key[LK_KEY_MAX];
     int len = 0;
-    bool keyed = true;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(call_args); i++)
-        if (lk_key_arg(PyTuple_GET_ITEM(call_args, i), key, &len) < 0) keyed = false;
+    bool keyed = key_of(call_args, key, &len);
     LkSpec *old = keyed ? find_spec(d, key, len) : NULL;
     if (old && (!keep_llvm || old->llvm_ir)) return spec_info(old);
     LkSpec *s = lk_compile(d, call_args, keep_llvm);

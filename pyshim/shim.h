@@ -41,6 +41,9 @@ typedef struct LkSpec {
     char ir_hash[2 * IR_HASH_BYTES + 1]; /* the typed IR's canonical hash, in hex */
 } LkSpec;
 
+#define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
+
+
 typedef struct LkDispatcher {
     PyObject_HEAD
     PyObject *py_func;

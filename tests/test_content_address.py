@@ -1,6 +1,6 @@
 """Compilation is deterministic and content-addressed: the same function and argument types give the same typed
-IR and the same IR hash in any process, whatever was compiled before; the hash sees every position, file, flag
-and type in full."""
+IR, the same IR hash and the same symbols in any process, whatever was compiled before; the hash sees every
+position, file, flag and type in full; compilations never clash in one process."""
 import importlib.util
 import itertools
 import json
@@ -123,7 +123,21 @@ def test_same_ir_hash_and_symbols_in_two_processes_whatever_came_first(probes_di
         typed, ir_hash, llvm = first[name]
         assert second[name][0] == typed, name
         assert second[name][1] == ir_hash, name
+        # the whole optimised module: symbols, chunk functions, module name
+        assert second[name][2] == llvm, name
     assert first["wrapper"][2] == second["wrapper"][2]
+
+
+def test_symbols_are_named_by_the_compilation_not_the_process(probes_dir):
+    for name in ("uses_helper", "parallel"):
+        llvm = report(probes_dir, "plain")[name][2]
+        external = [line.split("@")[1].split("(")[0] for line in llvm.splitlines()
+                    if line.startswith("define") and "internal" not in line]
+        modules = {sym.split(".")[0] for sym in external}
+        assert len(modules) == 1, external
+        module = modules.pop()
+        assert module.startswith("lk") and len(module) == 34 and int(module[2:], 16) >= 0
+        assert f"; ModuleID = '{module}'" in llvm
 
 
 # ---------------------------------------------------------------- what the hash sees
@@ -180,8 +194,10 @@ def test_one_flag_changes_the_hash():
     a = np.arange(4.0)
     checked, unchecked = lk.jit(f), lk.jit(f, boundscheck=False)
     assert checked.ir_hash(a, 1) != unchecked.ir_hash(a, 1)
-    # fastmath changes the code, not the IR
-    assert lk.jit(f, fastmath=True).ir_hash(a, 1) == checked.ir_hash(a, 1)
+    # fastmath changes the code, not the IR: same hash, another compilation (its symbols differ)
+    fast = lk.jit(f, fastmath=True)
+    assert fast.ir_hash(a, 1) == checked.ir_hash(a, 1)
+    assert symbols(fast, a, 1) != symbols(checked, a, 1)
 
 
 def test_long_tuple_types_are_hashed_in_full():
@@ -193,3 +209,57 @@ def test_long_tuple_types_are_hashed_in_full():
     thirteen = twelve + (np.ones(2),)
     assert f(twelve) == f(thirteen) == 2.0
     assert f.ir_hash(twelve) != f.ir_hash(thirteen)
+
+
+# ---------------------------------------------------------------- no clashes in one process
+
+def symbols(d, *args):
+    return sorted(line.split("@")[1].split("(")[0] for line in d.inspect_llvm(*args).splitlines()
+                  if line.startswith("define") and "internal" not in line)
+
+
+def test_the_same_function_compiled_twice(tmp_path):
+    mod = load_source(tmp_path / "m.py", "def f(a):\n    return (a * 2.0).sum()\n")
+    a = np.arange(5.0)
+    one, two = lk.jit(mod.f), lk.jit(mod.f)
+    assert one(a) == two(a) == 20.0
+    assert symbols(one, a) == symbols(two, a)
+
+
+def test_two_functions_with_the_same_name(tmp_path):
+    first = lk.jit(load_source(tmp_path / "one.py", "def f(x):\n    return x + 1\n").f)
+    second = lk.jit(load_source(tmp_path / "two.py", "def f(x):\n    return x * 10\n").f)
+    assert (first(4), second(4)) == (5, 40)
+    assert set(symbols(first, 4)).isdisjoint(symbols(second, 4))
+
+
+def test_a_callee_shared_by_two_roots(tmp_path):
+    mod = load_source(tmp_path / "m.py", textwrap.dedent('''
+        def shared(x):
+            s = 0
+            for k in range(x.shape[0]):
+                if x[k] % 2 == 0:
+                    s += x[k]
+            return s
+
+        def root_a(x):
+            return shared(x) + 1
+
+        def root_b(x):
+            return shared(x) * 2
+        '''))
+    x = np.arange(10)
+    a, b = lk.jit(mod.root_a), lk.jit(mod.root_b)
+    assert (a(x), b(x)) == (21, 40)
+    assert set(symbols(a, x)).isdisjoint(symbols(b, x))
+
+
+def test_cpu_and_openmp_of_one_function():
+    def f(a):
+        return np.sqrt(a).sum()
+
+    a = np.arange(1000.0)
+    cpu, omp = lk.jit(f, backend="cpu"), lk.jit(f, backend="openmp")
+    assert cpu(a) == pytest.approx(omp(a))
+    assert cpu.ir_hash(a) == omp.ir_hash(a)
+    assert set(symbols(cpu, a)).isdisjoint(symbols(omp, a))

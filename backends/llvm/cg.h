@@ -243,5 +243,7 @@ LLVMTargetMachineRef cg_jit_target_machine(void);
 bool cg_jit_optimize(LLVMModuleRef mod, LkDiag *diag);
 /* Hands mod (made in tsc's context) to the JIT and returns the address of entry_name, or NULL with diag set. */
 void *cg_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc, const char *entry_name, LkDiag *diag);
+/* The address of a symbol of compiled code, NULL when no module defines it */
+void *cg_jit_find(const char *name, LkDiag *diag);
 
 #endif

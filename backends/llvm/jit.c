@@ -142,3 +142,17 @@ void *cg_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc, const char 
     }
     return (void *)(uintptr_t)addr;
 }
+
+/* The address of a symbol of compiled code, or NULL when no module defines it (or it fails to link: then
+ * diag, when not NULL, says why). */
+void *cg_jit_find(const char *name, LkDiag *diag)
+{
+    LLVMOrcExecutorAddress addr = 0;
+    LLVMErrorRef err = LLVMOrcLLJITLookup(jit, &addr, name);
+    if (err) {
+        if (diag) set_llvm_error(diag, "looking up compiled code", err);
+        else LLVMConsumeError(err);
+        return NULL;
+    }
+    return (void *)(uintptr_t)addr;
+}

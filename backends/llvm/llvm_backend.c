@@ -1,4 +1,5 @@
-/* llvm_backend.c: the `cpu` backend. Typed IR -> LLVM module -> verify -> O3 for the host CPU -> ORC JIT. */
+/* llvm_backend.c: the `cpu` and `openmp` backends. Typed IR -> LLVM module -> verify -> O3 for the JIT's target
+ * -> ORC JIT. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,30 +104,58 @@ static LLVMModuleRef with_fast_flags(LLVMContextRef ctx, LLVMModuleRef mod, LkDi
     return out;
 }
 
+/* Every function the module defines for other modules takes the compilation's name as a prefix: the IR's
+ * symbols (f.0, its callees g.1...) are unique within one compilation only. Internal functions (chunks) need
+ * none. The IrFunc is not touched: the names are the backend's. */
+static void name_symbols(LLVMModuleRef mod, const char *module)
+{
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        LLVMLinkage linkage = LLVMGetLinkage(fn);
+        if (LLVMIsDeclaration(fn) || linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage) continue;
+        size_t n;
+        const char *name = LLVMGetValueName2(fn, &n);
+        size_t len = strlen(module) + 1 + n;
+        char *sym = malloc(len + 1);
+        snprintf(sym, len + 1, "%s.%.*s", module, (int)n, name);
+        LLVMSetValueName2(fn, sym, len);
+        free(sym);
+    }
+}
+
+static bool entry_name(char *buf, size_t n, const IrFunc *f, const BeOptions *opts, LkDiag *diag)
+{
+    if (!opts->module) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, f->file, f->line, 0, "a compilation without a module name");
+        return false;
+    }
+    if ((size_t)snprintf(buf, n, "%s.%s.entry", opts->module, f->symbol) >= n) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, f->file, f->line, 0, "symbol name too long: %s", f->symbol);
+        return false;
+    }
+    return true;
+}
+
 static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool parallel, LkDiag *diag)
 {
     double t0 = now_ms();
     if (!cg_jit_init(diag)) return NULL;
-    static int module_counter;
-    char modname[64], entry[200];
-    snprintf(modname, sizeof modname, "lk_module_%d", ++module_counter);
-
-    /* symbols must be unique across modules of the one JIT */
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "lk%d_", module_counter);
-    IrFunc *all[257];
-    all[0] = f;
-    for (int i = 0; i < f->ncallees && i < 256; i++) all[i + 1] = f->callees[i];
-    for (int i = 0; i <= f->ncallees && i < 257; i++) {
-        char sym[240];
-        snprintf(sym, sizeof sym, "%s%s", prefix, all[i]->symbol);
-        all[i]->symbol = rt_arena_strdup(f->arena, sym);
+    char entry[512];
+    if (!entry_name(entry, sizeof entry, f, opts, diag)) return NULL;
+    if (!opts->keep_ir_text) {
+        /* the same compilation made earlier in this process (another dispatcher of the same function) */
+        void *done = cg_jit_find(entry, NULL);
+        if (done) {
+            BeCompiled *out = calloc(1, sizeof *out);
+            out->entry = (BeEntry)done;
+            out->compile_ms = now_ms() - t0;
+            return out;
+        }
     }
 
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
     Cg cg = {.ctx = LLVMOrcThreadSafeContextGetContext(tsc), .diag = diag, .opts = opts, .parallel = parallel};
     LLVMContextSetDiagnosticHandler(cg.ctx, quiet_diagnostics, NULL);
-    cg.mod = LLVMModuleCreateWithNameInContext(modname, cg.ctx);
+    cg.mod = LLVMModuleCreateWithNameInContext(opts->module, cg.ctx);
     LLVMTargetMachineRef tm = cg_jit_target_machine();
     char *triple = LLVMGetTargetMachineTriple(tm);
     LLVMSetTarget(cg.mod, triple);
@@ -140,6 +169,7 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
     bool ok = cg_emit_module(&cg, f);
     if (ok) cg_vecmath_finish(&cg);
     LLVMDisposeBuilder(cg.b);
+    if (ok) name_symbols(cg.mod, opts->module);
     char *msg = NULL;
     if (ok && LLVMVerifyModule(cg.mod, LLVMReturnStatusAction, &msg)) {
         lk_diag_set(diag, LK_ERR_INTERNAL, f->file, f->line, 0, "lorikeet produced invalid LLVM IR: %.400s", msg);
@@ -161,8 +191,10 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
             out->ir_text = strdup(text);
             LLVMDisposeMessage(text);
         }
-        snprintf(entry, sizeof entry, "%s.entry", f->symbol);
-        out->entry = (BeEntry)cg_jit_add(cg.mod, tsc, entry, diag);
+        /* the code of the same compilation may be in the process already (compiled again for its text) */
+        out->entry = (BeEntry)cg_jit_find(entry, NULL);
+        if (out->entry) LLVMDisposeModule(cg.mod);
+        else out->entry = (BeEntry)cg_jit_add(cg.mod, tsc, entry, diag);
         if (!out->entry) {
             free(out->ir_text);
             free(out);
@@ -174,6 +206,46 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
     LLVMOrcDisposeThreadSafeContext(tsc);
     if (out) out->compile_ms = now_ms() - t0;
     return out;
+}
+
+/* The llvm backends' share of a compilation's key. The target is the JIT's own target machine (its CPU and
+ * features, not necessarily the host's); vecmath lists the math functions that have a libmvec variant here (none
+ * without libmvec or with LORIKEET_VECTOR_MATH=0), since those loops call it. CG_CODEGEN_VERSION changes with
+ * what this backend makes of the IR; RT_MAX_THREADS and RtCtx's size are compiled into the code. */
+#define CG_CODEGEN_VERSION 1
+_Static_assert(IR_MATH_COUNT <= 64, "key_extras lists the math functions with a vector variant in 64 bits");
+static char *key_extras(const char *backend, const BeOptions *opts, LkDiag *diag)
+{
+    if (!cg_jit_init(diag)) return NULL;
+    LLVMTargetMachineRef tm = cg_jit_target_machine();
+    char *triple = LLVMGetTargetMachineTriple(tm), *cpu = LLVMGetTargetMachineCPU(tm);
+    char *features = LLVMGetTargetMachineFeatureString(tm);
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    uint64_t vecmath = 0;
+    for (int f = 0; f < IR_MATH_COUNT; f++)
+        if (cg_vecmath_has((IrMathFn)f)) vecmath |= 1ull << f;
+    size_t n = strlen(triple) + strlen(cpu) + strlen(features) + 512;
+    char *text = malloc(n);
+    snprintf(text, n,
+             "backend=%s;codegen=%d;triple=%s;cpu=%s;features=%s;llvm=%u.%u.%u;vecmath=%llx;fastmath=%d;"
+             "rt_max_threads=%d;rtctx=%zu",
+             backend, CG_CODEGEN_VERSION, triple, cpu, features, major, minor, patch, (unsigned long long)vecmath,
+             opts->fastmath, RT_MAX_THREADS, sizeof(RtCtx));
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    return text;
+}
+
+static char *cpu_key_extras(const BeOptions *opts, LkDiag *diag)
+{
+    return key_extras("cpu", opts, diag);
+}
+
+static char *openmp_key_extras(const BeOptions *opts, LkDiag *diag)
+{
+    return key_extras("openmp", opts, diag);
 }
 
 static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
@@ -199,10 +271,12 @@ const BeBackend be_llvm_openmp = {
     .name = "openmp",
     .available = openmp_available,
     .compile = openmp_compile,
+    .key_extras = openmp_key_extras,
 };
 
 const BeBackend be_llvm_cpu = {
     .name = "cpu",
     .available = cpu_available,
     .compile = cpu_compile,
+    .key_extras = cpu_key_extras,
 };
