@@ -119,8 +119,10 @@ static LkSpec *compile_failed(RtArena *arena, IrType **types, char *typed_text, 
     return NULL;
 }
 
-LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
+LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
 {
+    LkCodeIo plain = {0};
+    if (!io) io = &plain;
     if (lk_ensure_untyped(d) < 0) return NULL;
     const IrFunc *uf = untyped_of(d->untyped);
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
@@ -145,12 +147,13 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
     if (!typed) return compile_failed(arena, types, NULL, &diag);
     ir_optimize(typed);
     char module[LK_MODULE_CHARS];
-    BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = keep_llvm != 0, .module = module};
+    BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = io->keep_llvm, .keep_object = io->save,
+                       .module = module};
     unsigned char ir_hash[IR_HASH_BYTES];
     ir_hash_func(typed, ir_hash);
     if (!compilation_key(be, &bopts, ir_hash, module, &diag)) return compile_failed(arena, types, NULL, &diag);
     char *typed_text = ir_print_func(typed);
-    BeCompiled *code = be->compile(typed, &bopts, &diag);
+    BeCompiled *code = io->load ? be->load(io->load, io->load_size, &bopts, &diag) : be->compile(typed, &bopts, &diag);
     if (!code) return compile_failed(arena, types, typed_text, &diag);
     /* the key was taken before the backend ran: it must not have changed what it lowered */
     char *after = ir_print_func(typed);
@@ -160,8 +163,18 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
         lk_diag_set(&diag, LK_ERR_INTERNAL, typed->file, typed->line, 0, "the %s backend changed the IR it compiled",
                     be->name);
         free(code->ir_text);
+        free(code->object);
         free(code);
         return compile_failed(arena, types, typed_text, &diag);
+    }
+    if (io->save) {
+        io->saved = be->save(code, &io->saved_size, &diag);
+        if (!io->saved) {
+            free(code->ir_text);
+            free(code->object);
+            free(code);
+            return compile_failed(arena, types, typed_text, &diag);
+        }
     }
     LkSpec *s = PyMem_Calloc(1, sizeof *s);
     for (Py_ssize_t i = 0; i < nargs; i++) lk_key_arg(PyTuple_GET_ITEM(args, i), s->key, &s->keylen);
@@ -175,6 +188,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
     s->llvm_ir = code->ir_text;
     s->compile_ms = code->compile_ms;
     ir_hash_hex(ir_hash, s->ir_hash);
+    free(code->object);
     free(code);
     rt_arena_free(arena);
     return s;

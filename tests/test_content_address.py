@@ -1,6 +1,7 @@
 """Compilation is deterministic and content-addressed: the same function and argument types give the same typed
 IR, the same IR hash and the same symbols in any process, whatever was compiled before; the hash sees every
-position, file, flag and type in full; compilations never clash in one process."""
+position, file, flag and type in full; compilations never clash in one process; compiled code saved as bytes and
+loaded again, in another process, runs like the original (results and errors)."""
 import importlib.util
 import itertools
 import json
@@ -109,6 +110,7 @@ def probes_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("cap")
     (d / "cap_probes.py").write_text(PROBES)
     (d / "cap_report.py").write_text(REPORT)
+    (d / "cap_save_load.py").write_text(SAVE_LOAD)
     return d
 
 
@@ -263,3 +265,86 @@ def test_cpu_and_openmp_of_one_function():
     assert cpu(a) == pytest.approx(omp(a))
     assert cpu.ir_hash(a) == omp.ir_hash(a)
     assert set(symbols(cpu, a)).isdisjoint(symbols(omp, a))
+
+
+# ---------------------------------------------------------------- saved code, loaded again
+
+SAVE_LOAD = '''
+import pickle, sys
+import numpy as np
+import lorikeet as lk
+import cap_probes as p
+
+a = np.arange(1.0, 9.0)
+cases = [("indexed", lk.jit(p.indexed), (a, 3), (a, 11)), ("uses_helper", lk.jit(p.uses_helper), (a,), None),
+         ("parallel", lk.jit(p.parallel, backend="openmp"), (a,), None)]
+path, mode = sys.argv[1], sys.argv[2]
+saved = pickle.load(open(path, "rb")) if mode == "load" else {}
+out = {}
+for name, f, args, bad in cases:
+    if mode == "save":
+        saved[name] = f._save(args)
+    else:
+        f._load(args, saved[name])
+    out[name] = [float(f(*args)), f.signatures()]
+    if bad:
+        try:
+            f(*bad)
+        except IndexError as e:
+            out[name].append(str(e))
+if mode == "save":
+    pickle.dump(saved, open(path, "wb"))
+print(repr(out))
+'''
+
+
+def test_saved_code_runs_in_a_fresh_process(probes_dir, tmp_path):
+    path = str(tmp_path / "saved.pkl")
+    made = run_python(str(probes_dir / "cap_save_load.py"), path, "save")
+    loaded = run_python(str(probes_dir / "cap_save_load.py"), path, "load")
+    assert made == loaded
+    result = eval(made)
+    # the same as plain Python, and the IndexError at the original line
+    sys.path.insert(0, str(probes_dir))
+    try:
+        import cap_probes as p
+    finally:
+        sys.path.remove(str(probes_dir))
+    a = np.arange(1.0, 9.0)
+    assert result["indexed"][0] == p.indexed(a, 3)
+    assert result["uses_helper"][0] == p.uses_helper(a)
+    line = PROBES.splitlines().index("    return a[i] * 2.0 + a.sum()") + 1
+    assert result["indexed"][2].startswith("index 11 is out of bounds for axis 0 with size 8\n")
+    assert f'cap_probes.py", line {line}\n' in result["indexed"][2]
+
+
+def test_saved_code_in_the_same_process():
+    def f(a, i):
+        return a[i] - a.sum()
+
+    a = np.arange(6.0)
+    saved = lk.jit(f)._save((a, 2))
+    g = lk.jit(f)
+    g._load((a, 2), saved)
+    assert g(a, 2) == f(a, 2)
+    with pytest.raises(IndexError, match="out of bounds"):
+        g(a, -9)
+    with pytest.raises(ValueError, match="exists already"):
+        g._load((a, 2), saved)
+
+
+def test_saved_code_of_another_compilation_is_refused():
+    def f(a):
+        return a.sum()
+
+    def h(a):
+        return a.max()
+
+    a = np.arange(6.0)
+    saved = lk.jit(f)._save((a,))
+    with pytest.raises(lk.InternalError, match="another compilation"):
+        lk.jit(h)._load((a,), saved)
+    with pytest.raises(lk.InternalError, match="another compilation"):
+        lk.jit(f)._load((np.arange(6),), saved)  # other argument types
+    with pytest.raises(lk.InternalError, match="not code saved"):
+        lk.jit(f)._load((a,), b"garbage")

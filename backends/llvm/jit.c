@@ -143,6 +143,33 @@ void *cg_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc, const char 
     return (void *)(uintptr_t)addr;
 }
 
+/* ---- compiled code as an object file: what a module becomes, what is saved and loaded again ---- */
+
+/* The module (optimised) compiled to an object file for the JIT's target machine; NULL with diag set. */
+LLVMMemoryBufferRef cg_jit_emit_object(LLVMModuleRef mod, LkDiag *diag)
+{
+    char *msg = NULL;
+    LLVMMemoryBufferRef obj = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(host_tm, mod, LLVMObjectFile, &msg, &obj)) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "emitting machine code: %.300s", msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    return obj;
+}
+
+/* Adds an object file's code to the process (taking the buffer); false with diag set. Its symbols must not be
+ * defined yet (cg_jit_find first). */
+bool cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag)
+{
+    LLVMErrorRef err = LLVMOrcLLJITAddObjectFile(jit, LLVMOrcLLJITGetMainJITDylib(jit), obj);
+    if (err) {
+        set_llvm_error(diag, "adding machine code to the JIT", err);
+        return false;
+    }
+    return true;
+}
+
 /* The address of a symbol of compiled code, or NULL when no module defines it (or it fails to link: then
  * diag, when not NULL, says why). */
 void *cg_jit_find(const char *name, LkDiag *diag)

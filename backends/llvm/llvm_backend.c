@@ -1,5 +1,5 @@
 /* llvm_backend.c: the `cpu` and `openmp` backends. Typed IR -> LLVM module -> verify -> O3 for the JIT's target
- * -> ORC JIT. */
+ * -> an object file -> ORC JIT. The object file is what save() keeps and load() adds again, in any process. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +122,34 @@ static void name_symbols(LLVMModuleRef mod, const char *module)
     }
 }
 
+/* What save() writes and load() reads: this header, the entry's symbol, then the object file. */
+#define SAVED_MAGIC "lorikeet llvm object 1\n"
+
+static bool keep_object(BeCompiled *out, const char *entry, LLVMMemoryBufferRef obj)
+{
+    size_t magic = sizeof SAVED_MAGIC - 1, name = strlen(entry) + 1, size = LLVMGetBufferSize(obj);
+    out->object_size = magic + name + size;
+    out->object = malloc(out->object_size);
+    if (!out->object) return false;
+    memcpy(out->object, SAVED_MAGIC, magic);
+    memcpy((char *)out->object + magic, entry, name);
+    memcpy((char *)out->object + magic + name, LLVMGetBufferStart(obj), size);
+    return true;
+}
+
+/* The entry of the compilation's code: the one already in the process (a compilation with the same key made
+ * the same code), else the object's, added now. Takes obj. */
+static BeEntry install(const char *entry, LLVMMemoryBufferRef obj, LkDiag *diag)
+{
+    void *addr = cg_jit_find(entry, NULL);
+    if (addr) {
+        LLVMDisposeMemoryBuffer(obj);
+        return (BeEntry)addr;
+    }
+    if (!cg_jit_add_object(obj, diag)) return NULL;
+    return (BeEntry)cg_jit_find(entry, diag);
+}
+
 static bool entry_name(char *buf, size_t n, const IrFunc *f, const BeOptions *opts, LkDiag *diag)
 {
     if (!opts->module) {
@@ -141,7 +169,7 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
     if (!cg_jit_init(diag)) return NULL;
     char entry[512];
     if (!entry_name(entry, sizeof entry, f, opts, diag)) return NULL;
-    if (!opts->keep_ir_text) {
+    if (!opts->keep_ir_text && !opts->keep_object) {
         /* the same compilation made earlier in this process (another dispatcher of the same function) */
         void *done = cg_jit_find(entry, NULL);
         if (done) {
@@ -183,28 +211,67 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
         if (ok) add_fastmath(&cg);
     }
     if (ok) ok = cg_jit_optimize(cg.mod, diag);
+    LLVMMemoryBufferRef obj = ok ? cg_jit_emit_object(cg.mod, diag) : NULL;
     BeCompiled *out = NULL;
-    if (ok) {
+    if (obj) {
         out = calloc(1, sizeof *out);
         if (opts->keep_ir_text) {
             char *text = LLVMPrintModuleToString(cg.mod);
             out->ir_text = strdup(text);
             LLVMDisposeMessage(text);
         }
-        /* the code of the same compilation may be in the process already (compiled again for its text) */
-        out->entry = (BeEntry)cg_jit_find(entry, NULL);
-        if (out->entry) LLVMDisposeModule(cg.mod);
-        else out->entry = (BeEntry)cg_jit_add(cg.mod, tsc, entry, diag);
+        if (opts->keep_object) keep_object(out, entry, obj);
+        out->entry = install(entry, obj, diag);
         if (!out->entry) {
             free(out->ir_text);
+            free(out->object);
             free(out);
             out = NULL;
         }
-    } else {
-        LLVMDisposeModule(cg.mod);
     }
+    LLVMDisposeModule(cg.mod);
     LLVMOrcDisposeThreadSafeContext(tsc);
     if (out) out->compile_ms = now_ms() - t0;
+    return out;
+}
+
+static void *llvm_save(const BeCompiled *code, size_t *size, LkDiag *diag)
+{
+    if (!code->object) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "this code was compiled without keeping its object file");
+        return NULL;
+    }
+    void *bytes = malloc(code->object_size);
+    if (bytes) memcpy(bytes, code->object, code->object_size);
+    *size = code->object_size;
+    return bytes;
+}
+
+static BeCompiled *llvm_load(const void *bytes, size_t size, const BeOptions *opts, LkDiag *diag)
+{
+    double t0 = now_ms();
+    if (!cg_jit_init(diag)) return NULL;
+    size_t magic = sizeof SAVED_MAGIC - 1;
+    const char *p = bytes, *entry = p + magic;
+    const char *end = size > magic ? memchr(entry, 0, size - magic) : NULL;
+    size_t prefix = opts->module ? strlen(opts->module) : 0;
+    if (size <= magic || memcmp(p, SAVED_MAGIC, magic) != 0 || !end) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "not code saved by the llvm backends");
+        return NULL;
+    }
+    if (!opts->module || strncmp(entry, opts->module, prefix) != 0 || entry[prefix] != '.') {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "saved code of another compilation (%.60s, not %.60s)", entry,
+                    opts->module ? opts->module : "?");
+        return NULL;
+    }
+    const char *obj_start = end + 1;
+    LLVMMemoryBufferRef obj =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(obj_start, size - (size_t)(obj_start - p), opts->module);
+    BeEntry fn = install(entry, obj, diag);
+    if (!fn) return NULL;
+    BeCompiled *out = calloc(1, sizeof *out);
+    out->entry = fn;
+    out->compile_ms = now_ms() - t0;
     return out;
 }
 
@@ -272,6 +339,8 @@ const BeBackend be_llvm_openmp = {
     .available = openmp_available,
     .compile = openmp_compile,
     .key_extras = openmp_key_extras,
+    .save = llvm_save,
+    .load = llvm_load,
 };
 
 const BeBackend be_llvm_cpu = {
@@ -279,4 +348,6 @@ const BeBackend be_llvm_cpu = {
     .available = cpu_available,
     .compile = cpu_compile,
     .key_extras = cpu_key_extras,
+    .save = llvm_save,
+    .load = llvm_load,
 };
