@@ -6,8 +6,8 @@
  * position (line numbers are compiled into error messages), the file, flags such as out_is_fresh, checked,
  * check_bound, maybe_unbound and unpack_n, variables by id with their names and types, types in full (never
  * through ir_type_str's 256-byte buffer), lambda bodies, and the callees, whole. Each integer is 8 bytes, each
- * string and list carries its length, and each node and type starts with its kind, so two different IRs never
- * write the same stream. Process addresses (func_handle, IrType.func) are never hashed.
+ * string and list carries its length, and each node and type starts with its kind (a function with 0), where
+ * -1 stands for NULL, so two different IRs never write the same stream. Process addresses (func_handle, IrType.func) are never hashed.
  *
  * Two functions that print the same can hash differently (a position, a flag the printer leaves out); two that
  * hash the same compile to the same code. A field added to IrNode, IrFunc, IrVar or IrType must be added here
@@ -200,6 +200,7 @@ static void put_combine(Enc *e, const IrCombine *c)
 static void put_func_ref(Enc *e, const IrFunc *f)
 {
     if (!f) { put_int(e, -1); return; }
+    put_int(e, 0);
     put_str(e, f->symbol);
     put_str(e, f->name);
 }
@@ -317,6 +318,7 @@ static void put_func(Enc *e, const IrFunc *f)
         if (e->open[i] == f) { put_int(e, -2); put_int(e, i); return; }
     if (e->nopen == MAX_FUNC_DEPTH) { put_int(e, -3); put_func_ref(e, f); return; } /* still canonical */
     e->open[e->nopen++] = f;
+    put_int(e, 0);
     put_str(e, f->name);
     put_str(e, f->file);
     put_int(e, f->line);
