@@ -3,7 +3,8 @@
  *
  *     int entry(RtCtx *ctx, const int64_t *arg_slots, int64_t *ret_slots);   // 0, or an LkErrKind
  *
- * cpu (LLVM, one core) is built; openmp and gpu will implement the same struct. A backend never sees Python.
+ * cpu (LLVM, one core) and openmp are built; gpu will implement the same struct. A backend never sees Python.
+ * A compilation is content-addressed: key_extras, save and load are the seam of the code cache.
  */
 #ifndef LK_BACKEND_H
 #define LK_BACKEND_H
@@ -15,20 +16,39 @@ typedef int (*BeEntry)(RtCtx *ctx, const int64_t *args, int64_t *ret);
 typedef struct BeOptions {
     bool fastmath;
     bool keep_ir_text;  /* keep the optimised IR text for inspection */
+    bool keep_object;   /* keep the compiled code as bytes for save() */
+    /* The compilation's name, made from its key (the IR's hash and key_extras; see pyshim/compile.c): every
+     * symbol the backend defines starts with it, so that two compilations in one process never clash, and one
+     * compilation has the same symbols in every process (its saved code can be loaded in another). Compiling
+     * or loading a module whose code is already in the process may reuse that code: same name, same code. */
+    const char *module;
 } BeOptions;
 
 typedef struct BeCompiled {
     BeEntry entry;
     char *ir_text;      /* malloc'd optimised IR (LLVM) or source (CUDA) when asked for, else NULL */
     double compile_ms;  /* time spent in the backend */
+    void *object;       /* keep_object: the backend's malloc'd compiled code (an object file for llvm), else NULL */
+    size_t object_size;
 } BeCompiled;
 
+/* A backend never writes into the IrFunc it compiles: the IR's hash is the key of the code made from it. */
 typedef struct BeBackend {
     const char *name;
     /* false with `why` set when the backend cannot run on this machine */
     bool (*available)(LkDiag *why);
     /* NULL with diag set on failure; the result lives as long as the process (code is never unloaded) */
     BeCompiled *(*compile)(IrFunc *typed, const BeOptions *opts, LkDiag *diag);
+    /* The inputs of a compilation's key that only the backend knows, as malloc'd text: whatever besides the IR
+     * changes the code it makes (target, CPU name and features, its compiler's version, math libraries, the
+     * options). Two processes whose texts are equal make interchangeable code from the same IR. */
+    char *(*key_extras)(const BeOptions *opts, LkDiag *diag);
+    /* Code compiled with keep_object as malloc'd bytes (*size of them) that load() accepts in any process whose
+     * key_extras are the same; NULL with diag set when the code was not kept. */
+    void *(*save)(const BeCompiled *code, size_t *size, LkDiag *diag);
+    /* Saved code made runnable, for a compilation named opts->module (bytes of another compilation are
+     * refused); NULL with diag set on failure. Like compile()'s result, it is never unloaded. */
+    BeCompiled *(*load)(const void *bytes, size_t size, const BeOptions *opts, LkDiag *diag);
 } BeBackend;
 
 /* The backend of that name ("cpu", "openmp", "gpu"), or NULL with diag set. */

@@ -376,7 +376,21 @@ const char *ir_kind_name(IrKind k);
 /* ---- printing (print.c): the readable text form that inspect_types shows ---- */
 char *ir_print_func(const IrFunc *f); /* malloc'd; caller frees */
 
+/* ---- the content address of a compilation (hash.c) ---- */
+/* SHA-256 of a canonical encoding of the whole typed IR of f and its callees: every field that can change the
+ * generated code (positions, file, flags, variable ids, types in full, lambda bodies), no process addresses.
+ * Equal hashes mean equal IR; the same function and argument types give the same hash in any process. */
+#define IR_HASH_BYTES 32
+void ir_hash_func(const IrFunc *f, unsigned char out[IR_HASH_BYTES]);
+void ir_sha256(const void *data, size_t n, unsigned char out[IR_HASH_BYTES]);
+void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_BYTES + 1]);
+
 /* ---- passes ---- */
+/* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
+ * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
+ * a cache keyed on the IR before the passes never returns code made by another pipeline. */
+#define IR_PIPELINE_VERSION 1
+void ir_optimize(IrFunc *root);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
 void ir_cse(IrFunc *f);            /* cse.c: a scalar computed by a loop, repeated in a block, is computed once */
 void ir_inline_single_use(IrFunc *f); /* inline_single_use.c: an array variable read once takes its expression's place */

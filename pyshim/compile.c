@@ -86,8 +86,43 @@ void lk_free_spec(LkSpec *s)
     PyMem_Free(s);
 }
 
-LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
+/* A compilation's key and name: SHA-256 of the IR's hash, the pipeline's version, the backend's name and what
+ * key_extras says (target, CPU, versions, options); the name is "lk" and the first 128 bits in hex. The disk
+ * cache (issue 11) files code under the key; the backend prefixes every symbol with the name. */
+static bool compilation_key(const BeBackend *be, const BeOptions *bopts, const unsigned char ir_hash[IR_HASH_BYTES],
+                            char module[LK_MODULE_CHARS], LkDiag *diag)
 {
+    char *extras = be->key_extras(bopts, diag);
+    if (!extras) return false;
+    char ir_hex[2 * IR_HASH_BYTES + 1];
+    ir_hash_hex(ir_hash, ir_hex);
+    size_t n = strlen(extras) + 256;
+    char *text = malloc(n);
+    snprintf(text, n, "lorikeet compilation\npipeline=%d\nbackend=%s\nir=%s\n%s\n", IR_PIPELINE_VERSION, be->name,
+             ir_hex, extras);
+    unsigned char key[IR_HASH_BYTES];
+    ir_sha256(text, strlen(text), key);
+    free(text);
+    free(extras);
+    char hex[2 * IR_HASH_BYTES + 1];
+    ir_hash_hex(key, hex);
+    snprintf(module, LK_MODULE_CHARS, "lk%.32s", hex);
+    return true;
+}
+
+static LkSpec *compile_failed(RtArena *arena, IrType **types, char *typed_text, const LkDiag *diag)
+{
+    free(typed_text);
+    rt_arena_free(arena);
+    PyMem_Free(types);
+    if (diag) lk_raise_diag(diag);
+    return NULL;
+}
+
+LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
+{
+    LkCodeIo plain = {0};
+    if (!io) io = &plain;
     if (lk_ensure_untyped(d) < 0) return NULL;
     const IrFunc *uf = untyped_of(d->untyped);
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
@@ -104,45 +139,42 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
         }
     LkDiag diag = {0};
     const BeBackend *be = be_find(d->backend, &diag);
-    if (!be || !be->available(&diag)) {
-        PyMem_Free(types);
-        lk_raise_diag(&diag);
-        return NULL;
-    }
+    if (!be || !be->available(&diag)) return compile_failed(NULL, types, NULL, &diag);
     RtArena *arena = rt_arena_new();
     TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee};
     IrFunc *typed = ts_specialize(uf, types, (int)nargs, &topts, arena, &diag);
     if (PyErr_Occurred()) PyErr_Clear();
-    if (!typed) {
-        rt_arena_free(arena);
-        PyMem_Free(types);
-        lk_raise_diag(&diag);
-        return NULL;
-    }
-    ir_inline_calls(typed); /* first: what the others do must see through small calls; it prunes typed->callees */
-    ir_cse(typed);
-    ir_inline_single_use(typed);
-    ir_fuse(typed);
-    ir_recognize_matmul(typed);
-    ir_explicit_alloc(typed);
-    ir_check_unbound(typed);
-    for (int i = 0; i < typed->ncallees; i++) {
-        ir_cse(typed->callees[i]);
-        ir_inline_single_use(typed->callees[i]);
-        ir_fuse(typed->callees[i]);
-        ir_recognize_matmul(typed->callees[i]);
-        ir_explicit_alloc(typed->callees[i]);
-        ir_check_unbound(typed->callees[i]);
-    }
-    BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = keep_llvm != 0};
+    if (!typed) return compile_failed(arena, types, NULL, &diag);
+    ir_optimize(typed);
+    char module[LK_MODULE_CHARS];
+    BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = io->keep_llvm, .keep_object = io->save,
+                       .module = module};
+    unsigned char ir_hash[IR_HASH_BYTES];
+    ir_hash_func(typed, ir_hash);
+    if (!compilation_key(be, &bopts, ir_hash, module, &diag)) return compile_failed(arena, types, NULL, &diag);
     char *typed_text = ir_print_func(typed);
-    BeCompiled *code = be->compile(typed, &bopts, &diag);
-    if (!code) {
-        free(typed_text);
-        rt_arena_free(arena);
-        PyMem_Free(types);
-        lk_raise_diag(&diag);
-        return NULL;
+    BeCompiled *code = io->load ? be->load(io->load, io->load_size, &bopts, &diag) : be->compile(typed, &bopts, &diag);
+    if (!code) return compile_failed(arena, types, typed_text, &diag);
+    /* the key was taken before the backend ran: it must not have changed what it lowered */
+    char *after = ir_print_func(typed);
+    bool changed = strcmp(after, typed_text) != 0;
+    free(after);
+    if (changed) {
+        lk_diag_set(&diag, LK_ERR_INTERNAL, typed->file, typed->line, 0, "the %s backend changed the IR it compiled",
+                    be->name);
+        free(code->ir_text);
+        free(code->object);
+        free(code);
+        return compile_failed(arena, types, typed_text, &diag);
+    }
+    if (io->save) {
+        io->saved = be->save(code, &io->saved_size, &diag);
+        if (!io->saved) {
+            free(code->ir_text);
+            free(code->object);
+            free(code);
+            return compile_failed(arena, types, typed_text, &diag);
+        }
     }
     LkSpec *s = PyMem_Calloc(1, sizeof *s);
     for (Py_ssize_t i = 0; i < nargs; i++) lk_key_arg(PyTuple_GET_ITEM(args, i), s->key, &s->keylen);
@@ -155,6 +187,8 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm)
     s->typed_ir = typed_text;
     s->llvm_ir = code->ir_text;
     s->compile_ms = code->compile_ms;
+    ir_hash_hex(ir_hash, s->ir_hash);
+    free(code->object);
     free(code);
     rt_arena_free(arena);
     return s;

@@ -89,7 +89,7 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kwarg
     }
     LkSpec *s = find_spec(d, key, len);
     if (!s) {
-        s = lk_compile(d, args, 0);
+        s = lk_compile(d, args, NULL);
         if (!s) return NULL;
         if (add_spec(d, s) < 0) {
             lk_free_spec(s);
@@ -97,6 +97,21 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kwarg
         }
     }
     return invoke(s, args);
+}
+
+static PyObject *spec_info(const LkSpec *s)
+{
+    PyObject *llvm = s->llvm_ir ? PyUnicode_FromString(s->llvm_ir) : (Py_INCREF(Py_None), Py_None);
+    return Py_BuildValue("(sNds)", s->typed_ir, llvm, s->compile_ms, s->ir_hash);
+}
+
+/* The signature key of args, or false (then no compiled code can be for them) */
+static bool key_of(PyObject *args, unsigned char *key, int *len)
+{
+    bool keyed = true;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++)
+        if (lk_key_arg(PyTuple_GET_ITEM(args, i), key, len) < 0) keyed = false;
+    return keyed;
 }
 
 /* _compile(args): compile for these arguments (if not yet) and raise what compiling raises. */
@@ -108,12 +123,11 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!|p", &PyTuple_Type, &call_args, &keep_llvm)) return NULL;
     unsigned char key[LK_KEY_MAX];
     int len = 0;
-    bool keyed = true;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(call_args); i++)
-        if (lk_key_arg(PyTuple_GET_ITEM(call_args, i), key, &len) < 0) keyed = false;
+    bool keyed = key_of(call_args, key, &len);
     LkSpec *old = keyed ? find_spec(d, key, len) : NULL;
-    if (old && (!keep_llvm || old->llvm_ir)) return Py_BuildValue("(sOd)", old->typed_ir, old->llvm_ir ? PyUnicode_FromString(old->llvm_ir) : Py_None, old->compile_ms);
-    LkSpec *s = lk_compile(d, call_args, keep_llvm);
+    if (old && (!keep_llvm || old->llvm_ir)) return spec_info(old);
+    LkCodeIo io = {.keep_llvm = keep_llvm != 0};
+    LkSpec *s = lk_compile(d, call_args, &io);
     if (!s) return NULL;
     if (!keyed) {
         /* arguments that key_arg refuses (they raised in lk_compile); never reached with a spec */
@@ -124,8 +138,56 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
         lk_free_spec(s);
         return NULL;
     }
-    PyObject *llvm = s->llvm_ir ? PyUnicode_FromString(s->llvm_ir) : (Py_INCREF(Py_None), Py_None);
-    PyObject *r = Py_BuildValue("(sNd)", s->typed_ir, llvm, s->compile_ms);
+    return spec_info(s);
+}
+
+/* _save(args) -> bytes: the code for these arguments, compiled again (the process keeps one copy of it) as
+ * bytes that _load accepts in any process with the same key_extras. For tests, until the cache (issue 11). */
+static PyObject *dispatcher_save(PyObject *self, PyObject *args)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    PyObject *call_args;
+    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &call_args)) return NULL;
+    unsigned char key[LK_KEY_MAX];
+    int len = 0;
+    bool keyed = key_of(call_args, key, &len);
+    LkCodeIo io = {.save = true};
+    LkSpec *s = lk_compile(d, call_args, &io);
+    if (!s) return NULL;
+    if (keyed && !find_spec(d, key, len) && add_spec(d, s) == 0) s = NULL;
+    lk_free_spec(s);
+    PyObject *bytes = PyBytes_FromStringAndSize(io.saved, (Py_ssize_t)io.saved_size);
+    free(io.saved);
+    return bytes;
+}
+
+/* _load(args, saved): these arguments' code is the saved code (made by _save, in this process or another),
+ * instead of a compilation; ValueError if code for them exists already, CompileError-family errors if the
+ * bytes are of another compilation. */
+static PyObject *dispatcher_load(PyObject *self, PyObject *args)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    PyObject *call_args;
+    Py_buffer saved;
+    if (!PyArg_ParseTuple(args, "O!y*", &PyTuple_Type, &call_args, &saved)) return NULL;
+    unsigned char key[LK_KEY_MAX];
+    int len = 0;
+    PyObject *r = NULL;
+    if (!key_of(call_args, key, &len) || find_spec(d, key, len)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "code for these arguments exists already");
+        goto done;
+    }
+    LkCodeIo io = {.load = saved.buf, .load_size = (size_t)saved.len};
+    LkSpec *s = lk_compile(d, call_args, &io);
+    if (!s) goto done;
+    if (add_spec(d, s) < 0) {
+        lk_free_spec(s);
+        goto done;
+    }
+    r = Py_None;
+    Py_INCREF(r);
+done:
+    PyBuffer_Release(&saved);
     return r;
 }
 
@@ -207,7 +269,10 @@ static PyObject *dispatcher_get_backend(PyObject *self, void *unused)
 }
 
 static PyMethodDef dispatcher_methods[] = {
-    {"_compile", dispatcher_compile, METH_VARARGS, "_compile(args, keep_llvm=False) -> (typed_ir, llvm_ir, compile_ms)"},
+    {"_compile", dispatcher_compile, METH_VARARGS,
+     "_compile(args, keep_llvm=False) -> (typed_ir, llvm_ir, compile_ms, ir_hash)"},
+    {"_save", dispatcher_save, METH_VARARGS, "_save(args) -> the compiled code for args as bytes"},
+    {"_load", dispatcher_load, METH_VARARGS, "_load(args, saved): the code for args is saved code, not compiled"},
     {"_untyped", dispatcher_untyped, METH_NOARGS, "the untyped IR capsule, made once"},
     {"signatures", dispatcher_signatures, METH_NOARGS, "the argument types of every compiled specialisation"},
     {NULL},

@@ -38,7 +38,20 @@ typedef struct LkSpec {
     char *typed_ir;    /* printed typed IR after the passes */
     char *llvm_ir;     /* optimised LLVM IR, kept only when asked for */
     double compile_ms;
+    char ir_hash[2 * IR_HASH_BYTES + 1]; /* the typed IR's canonical hash, in hex */
 } LkSpec;
+
+#define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
+
+/* What one compilation keeps or reuses besides its code (lk_compile's io; NULL: nothing) */
+typedef struct LkCodeIo {
+    bool keep_llvm;      /* keep the optimised LLVM IR text */
+    bool save;           /* out: saved, saved_size, the code as bytes for load (malloc'd) */
+    void *saved;
+    size_t saved_size;
+    const void *load;    /* load this saved code instead of compiling (code of another compilation is refused) */
+    size_t load_size;
+} LkCodeIo;
 
 typedef struct LkDispatcher {
     PyObject_HEAD
@@ -73,7 +86,7 @@ PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx
                         PyObject **owners, int *nowners);
 
 /* compile.c */
-LkSpec *lk_compile(LkDispatcher *d, PyObject *args, int keep_llvm);
+LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io);
 PyObject *lk_lower(PyObject *self, PyObject *args);
 void lk_free_spec(LkSpec *s);
 int lk_ensure_untyped(LkDispatcher *d);

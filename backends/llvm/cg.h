@@ -249,7 +249,10 @@ bool cg_in_proven_copy(const Cg *cg);
 bool cg_jit_init(LkDiag *diag);
 LLVMTargetMachineRef cg_jit_target_machine(void);
 bool cg_jit_optimize(LLVMModuleRef mod, LkDiag *diag);
-/* Hands mod (made in tsc's context) to the JIT and returns the address of entry_name, or NULL with diag set. */
-void *cg_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc, const char *entry_name, LkDiag *diag);
+/* Compiled code as object files (what is saved, and loaded again in another process): emit an optimised module,
+ * add an object's code (its symbols must be new: cg_jit_find first), find a symbol (NULL when undefined). */
+LLVMMemoryBufferRef cg_jit_emit_object(LLVMModuleRef mod, LkDiag *diag);
+bool cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag);
+void *cg_jit_find(const char *name, LkDiag *diag);
 
 #endif

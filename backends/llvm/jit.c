@@ -128,19 +128,42 @@ bool cg_jit_optimize(LLVMModuleRef mod, LkDiag *diag)
     return true;
 }
 
-void *cg_jit_add(LLVMModuleRef mod, LLVMOrcThreadSafeContextRef tsc, const char *entry_name, LkDiag *diag)
+/* ---- compiled code as an object file: what a module becomes, what is saved and loaded again ---- */
+
+/* The module (optimised) compiled to an object file for the JIT's target machine; NULL with diag set. */
+LLVMMemoryBufferRef cg_jit_emit_object(LLVMModuleRef mod, LkDiag *diag)
 {
-    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
-    LLVMErrorRef err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm);
-    if (err) {
-        LLVMOrcDisposeThreadSafeModule(tsm);
-        set_llvm_error(diag, "adding code to the JIT", err);
+    char *msg = NULL;
+    LLVMMemoryBufferRef obj = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(target_tm, mod, LLVMObjectFile, &msg, &obj)) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "emitting machine code: %.300s", msg ? msg : "");
+        LLVMDisposeMessage(msg);
         return NULL;
     }
-    LLVMOrcExecutorAddress addr = 0;
-    err = LLVMOrcLLJITLookup(jit, &addr, entry_name);
+    return obj;
+}
+
+/* Adds an object file's code to the process (taking the buffer); false with diag set. Its symbols must not be
+ * defined yet (cg_jit_find first). */
+bool cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag)
+{
+    LLVMErrorRef err = LLVMOrcLLJITAddObjectFile(jit, LLVMOrcLLJITGetMainJITDylib(jit), obj);
     if (err) {
-        set_llvm_error(diag, "looking up compiled code", err);
+        set_llvm_error(diag, "adding machine code to the JIT", err);
+        return false;
+    }
+    return true;
+}
+
+/* The address of a symbol of compiled code, or NULL when no module defines it (or it fails to link: then
+ * diag, when not NULL, says why). */
+void *cg_jit_find(const char *name, LkDiag *diag)
+{
+    LLVMOrcExecutorAddress addr = 0;
+    LLVMErrorRef err = LLVMOrcLLJITLookup(jit, &addr, name);
+    if (err) {
+        if (diag) set_llvm_error(diag, "looking up compiled code", err);
+        else LLVMConsumeError(err);
         return NULL;
     }
     return (void *)(uintptr_t)addr;

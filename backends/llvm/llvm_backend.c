@@ -1,4 +1,5 @@
-/* llvm_backend.c: the `cpu` backend. Typed IR -> LLVM module -> verify -> O3 for the host CPU -> ORC JIT. */
+/* llvm_backend.c: the `cpu` and `openmp` backends. Typed IR -> LLVM module -> verify -> O3 for the JIT's target
+ * -> an object file -> ORC JIT. The object file is what save() keeps and load() adds again, in any process. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,30 +104,86 @@ static LLVMModuleRef with_fast_flags(LLVMContextRef ctx, LLVMModuleRef mod, LkDi
     return out;
 }
 
+/* Every function the module defines for other modules takes the compilation's name as a prefix: the IR's
+ * symbols (f.0, its callees g.1...) are unique within one compilation only. Internal functions (chunks) need
+ * none. The IrFunc is not touched: the names are the backend's. */
+static void name_symbols(LLVMModuleRef mod, const char *module)
+{
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        LLVMLinkage linkage = LLVMGetLinkage(fn);
+        if (LLVMIsDeclaration(fn) || linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage) continue;
+        size_t n;
+        const char *name = LLVMGetValueName2(fn, &n);
+        size_t len = strlen(module) + 1 + n;
+        char *sym = malloc(len + 1);
+        snprintf(sym, len + 1, "%s.%.*s", module, (int)n, name);
+        LLVMSetValueName2(fn, sym, len);
+        free(sym);
+    }
+}
+
+/* What save() writes and load() reads: this header, the entry's symbol, then the object file. */
+#define SAVED_MAGIC "lorikeet llvm object 1\n"
+
+static bool keep_object(BeCompiled *out, const char *entry, LLVMMemoryBufferRef obj)
+{
+    size_t magic = sizeof SAVED_MAGIC - 1, name = strlen(entry) + 1, size = LLVMGetBufferSize(obj);
+    out->object_size = magic + name + size;
+    out->object = malloc(out->object_size);
+    if (!out->object) return false;
+    memcpy(out->object, SAVED_MAGIC, magic);
+    memcpy((char *)out->object + magic, entry, name);
+    memcpy((char *)out->object + magic + name, LLVMGetBufferStart(obj), size);
+    return true;
+}
+
+/* The entry of the compilation's code: the one already in the process (a compilation with the same key made
+ * the same code), else the object's, added now. Takes obj. */
+static BeEntry install(const char *entry, LLVMMemoryBufferRef obj, LkDiag *diag)
+{
+    void *addr = cg_jit_find(entry, NULL);
+    if (addr) {
+        LLVMDisposeMemoryBuffer(obj);
+        return (BeEntry)addr;
+    }
+    if (!cg_jit_add_object(obj, diag)) return NULL;
+    return (BeEntry)cg_jit_find(entry, diag);
+}
+
+static bool entry_name(char *buf, size_t n, const IrFunc *f, const BeOptions *opts, LkDiag *diag)
+{
+    if (!opts->module) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, f->file, f->line, 0, "a compilation without a module name");
+        return false;
+    }
+    if ((size_t)snprintf(buf, n, "%s.%s.entry", opts->module, f->symbol) >= n) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, f->file, f->line, 0, "symbol name too long: %s", f->symbol);
+        return false;
+    }
+    return true;
+}
+
 static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool parallel, LkDiag *diag)
 {
     double t0 = now_ms();
     if (!cg_jit_init(diag)) return NULL;
-    static int module_counter;
-    char modname[64], entry[200];
-    snprintf(modname, sizeof modname, "lk_module_%d", ++module_counter);
-
-    /* symbols must be unique across modules of the one JIT */
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "lk%d_", module_counter);
-    IrFunc *all[257];
-    all[0] = f;
-    for (int i = 0; i < f->ncallees && i < 256; i++) all[i + 1] = f->callees[i];
-    for (int i = 0; i <= f->ncallees && i < 257; i++) {
-        char sym[240];
-        snprintf(sym, sizeof sym, "%s%s", prefix, all[i]->symbol);
-        all[i]->symbol = rt_arena_strdup(f->arena, sym);
+    char entry[512];
+    if (!entry_name(entry, sizeof entry, f, opts, diag)) return NULL;
+    if (!opts->keep_ir_text && !opts->keep_object) {
+        /* the same compilation made earlier in this process (another dispatcher of the same function) */
+        void *done = cg_jit_find(entry, NULL);
+        if (done) {
+            BeCompiled *out = calloc(1, sizeof *out);
+            out->entry = (BeEntry)done;
+            out->compile_ms = now_ms() - t0;
+            return out;
+        }
     }
 
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
     Cg cg = {.ctx = LLVMOrcThreadSafeContextGetContext(tsc), .diag = diag, .opts = opts, .parallel = parallel};
     LLVMContextSetDiagnosticHandler(cg.ctx, quiet_diagnostics, NULL);
-    cg.mod = LLVMModuleCreateWithNameInContext(modname, cg.ctx);
+    cg.mod = LLVMModuleCreateWithNameInContext(opts->module, cg.ctx);
     LLVMTargetMachineRef tm = cg_jit_target_machine();
     char *triple = LLVMGetTargetMachineTriple(tm);
     LLVMSetTarget(cg.mod, triple);
@@ -139,6 +196,7 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
 
     bool ok = cg_emit_module(&cg, f);
     LLVMDisposeBuilder(cg.b);
+    if (ok) name_symbols(cg.mod, opts->module);
     char *msg = NULL;
     if (ok && LLVMVerifyModule(cg.mod, LLVMReturnStatusAction, &msg)) {
         lk_diag_set(diag, LK_ERR_INTERNAL, f->file, f->line, 0, "lorikeet produced invalid LLVM IR: %.400s", msg);
@@ -152,27 +210,108 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
         if (ok) add_fastmath(&cg);
     }
     if (ok) ok = cg_jit_optimize(cg.mod, diag);
+    LLVMMemoryBufferRef obj = ok ? cg_jit_emit_object(cg.mod, diag) : NULL;
     BeCompiled *out = NULL;
-    if (ok) {
+    if (obj) {
         out = calloc(1, sizeof *out);
         if (opts->keep_ir_text) {
             char *text = LLVMPrintModuleToString(cg.mod);
             out->ir_text = strdup(text);
             LLVMDisposeMessage(text);
         }
-        snprintf(entry, sizeof entry, "%s.entry", f->symbol);
-        out->entry = (BeEntry)cg_jit_add(cg.mod, tsc, entry, diag);
+        if (opts->keep_object) keep_object(out, entry, obj);
+        out->entry = install(entry, obj, diag);
         if (!out->entry) {
             free(out->ir_text);
+            free(out->object);
             free(out);
             out = NULL;
         }
-    } else {
-        LLVMDisposeModule(cg.mod);
     }
+    LLVMDisposeModule(cg.mod);
     LLVMOrcDisposeThreadSafeContext(tsc);
     if (out) out->compile_ms = now_ms() - t0;
     return out;
+}
+
+static void *llvm_save(const BeCompiled *code, size_t *size, LkDiag *diag)
+{
+    if (!code->object) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "this code was compiled without keeping its object file");
+        return NULL;
+    }
+    void *bytes = malloc(code->object_size);
+    if (bytes) memcpy(bytes, code->object, code->object_size);
+    *size = code->object_size;
+    return bytes;
+}
+
+static BeCompiled *llvm_load(const void *bytes, size_t size, const BeOptions *opts, LkDiag *diag)
+{
+    double t0 = now_ms();
+    if (!cg_jit_init(diag)) return NULL;
+    size_t magic = sizeof SAVED_MAGIC - 1;
+    const char *p = bytes, *entry = p + magic;
+    const char *end = size > magic ? memchr(entry, 0, size - magic) : NULL;
+    size_t prefix = opts->module ? strlen(opts->module) : 0;
+    if (size <= magic || memcmp(p, SAVED_MAGIC, magic) != 0 || !end) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "not code saved by the llvm backends");
+        return NULL;
+    }
+    if (!opts->module || strncmp(entry, opts->module, prefix) != 0 || entry[prefix] != '.') {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "saved code of another compilation (%.60s, not %.60s)", entry,
+                    opts->module ? opts->module : "?");
+        return NULL;
+    }
+    const char *obj_start = end + 1;
+    LLVMMemoryBufferRef obj =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(obj_start, size - (size_t)(obj_start - p), opts->module);
+    BeEntry fn = install(entry, obj, diag);
+    if (!fn) return NULL;
+    BeCompiled *out = calloc(1, sizeof *out);
+    out->entry = fn;
+    out->compile_ms = now_ms() - t0;
+    return out;
+}
+
+/* The llvm backends' share of a compilation's key. The target is the JIT's own target machine (its CPU and
+ * features, not necessarily the host's); vecmath lists the math functions that have a libmvec variant here (none
+ * without libmvec or with LORIKEET_VECTOR_MATH=0), since those loops call it. CG_CODEGEN_VERSION changes with
+ * what this backend makes of the IR; RT_MAX_THREADS and RtCtx's size are compiled into the code. */
+#define CG_CODEGEN_VERSION 1
+_Static_assert(IR_MATH_COUNT <= 64, "key_extras lists the math functions with a vector variant in 64 bits");
+static char *key_extras(const char *backend, const BeOptions *opts, LkDiag *diag)
+{
+    if (!cg_jit_init(diag)) return NULL;
+    LLVMTargetMachineRef tm = cg_jit_target_machine();
+    char *triple = LLVMGetTargetMachineTriple(tm), *cpu = LLVMGetTargetMachineCPU(tm);
+    char *features = LLVMGetTargetMachineFeatureString(tm);
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    uint64_t vecmath = 0;
+    for (int f = 0; f < IR_MATH_COUNT; f++)
+        if (cg_vecmath_has((IrMathFn)f)) vecmath |= 1ull << f;
+    size_t n = strlen(triple) + strlen(cpu) + strlen(features) + 512;
+    char *text = malloc(n);
+    snprintf(text, n,
+             "backend=%s;codegen=%d;triple=%s;cpu=%s;features=%s;llvm=%u.%u.%u;vecmath=%llx;fastmath=%d;"
+             "rt_max_threads=%d;rtctx=%zu",
+             backend, CG_CODEGEN_VERSION, triple, cpu, features, major, minor, patch, (unsigned long long)vecmath,
+             opts->fastmath, RT_MAX_THREADS, sizeof(RtCtx));
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    return text;
+}
+
+static char *cpu_key_extras(const BeOptions *opts, LkDiag *diag)
+{
+    return key_extras("cpu", opts, diag);
+}
+
+static char *openmp_key_extras(const BeOptions *opts, LkDiag *diag)
+{
+    return key_extras("openmp", opts, diag);
 }
 
 static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
@@ -198,10 +337,16 @@ const BeBackend be_llvm_openmp = {
     .name = "openmp",
     .available = openmp_available,
     .compile = openmp_compile,
+    .key_extras = openmp_key_extras,
+    .save = llvm_save,
+    .load = llvm_load,
 };
 
 const BeBackend be_llvm_cpu = {
     .name = "cpu",
     .available = cpu_available,
     .compile = cpu_compile,
+    .key_extras = cpu_key_extras,
+    .save = llvm_save,
+    .load = llvm_load,
 };

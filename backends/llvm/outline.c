@@ -69,9 +69,10 @@ void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock 
     o->p_loop_depth = cg->loop_depth;
 
     LLVMTypeRef params[5] = {cg->ptr, cg->ptr, cg->i64, cg->i64, cg->i32};
-    static int counter;
+    /* internal: the name need not be unique beyond the module, and LLVM numbers repeats in emission order
+     * (sym.chunk, sym.chunk.1...), the same in every process */
     char name[96];
-    snprintf(name, sizeof name, "%s.chunk%d", f->symbol, ++counter);
+    snprintf(name, sizeof name, "%s.chunk", f->symbol);
     o->child = LLVMAddFunction(cg->mod, name, LLVMFunctionType(cg->i32, params, 5, 0));
     LLVMSetLinkage(o->child, LLVMInternalLinkage);
     cg->fn = o->child;

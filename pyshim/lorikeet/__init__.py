@@ -106,6 +106,13 @@ class Dispatcher(_lorikeet.Dispatcher):
         """The optimised LLVM IR of the specialisation for these arguments."""
         return self._compile(tuple(args), True)[1]
 
+    def ir_hash(self, *args):
+        """The canonical hash (SHA-256, hex) of the typed IR after the IR passes of the specialisation for these
+        arguments: the content address of the compilation. Unlike inspect_types' text it covers every source
+        position, flag and variable of the IR; the same function and argument types give the same hash in any
+        process."""
+        return self._compile(tuple(args))[3]
+
     def __repr__(self):
         return f"<lorikeet.jit {self.py_func.__qualname__} backend={self.backend}>"
 
@@ -159,7 +166,11 @@ def _operator_wrapper(op, fn_names, nargs, options):
     params = [f"a{i}" for i in range(nargs)]
     opts = "".join(f", {k}={v!r}" for k, v in options)
     src = f"def __lk_{op}({', '.join(params)}):\n    return __lk.{op}({', '.join(list(fn_names) + params)}{opts})\n"
-    filename = f"<lorikeet.{op} wrapper {len(_op_wrappers)}>"
+    # named by its text, not by how many wrappers came first: positions and the file are part of the
+    # compilation's key, so the same call compiles to the same code in every process
+    import hashlib
+
+    filename = f"<lorikeet.{op} wrapper {hashlib.sha256(src.encode()).hexdigest()[:16]}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     return filename, src
 

@@ -1,0 +1,29 @@
+/* pipeline.c: the IR passes every compilation runs, in order, on the root function and on each callee it
+ * still calls. This is the one list of them: the shim runs it, and a cache keyed on the typed IR before the
+ * passes keys on IR_PIPELINE_VERSION too (ir.h), so a change of this list or of what a pass does bumps it.
+ *
+ * A pass is a function IrFunc * -> void that rewrites one function in place. ir_inline_calls runs on the root
+ * only and first: it sees the whole call graph (root->callees) and prunes the callees it inlined everywhere, so
+ * the per-function passes run on the functions backends will actually emit. */
+#include "ir.h"
+
+typedef void (*IrPass)(IrFunc *f);
+
+/* The per-function passes, in order. A new pass goes here (and IR_PIPELINE_VERSION goes up). */
+static const IrPass passes[] = {
+    ir_cse,               /* before fusion: it shares the scalar reductions that fusion would bury in maps */
+    ir_inline_single_use, /* named single-use intermediates take their expression's place, so they fuse */
+    ir_fuse,
+    ir_recognize_matmul,  /* on fused bodies: a dot-product imap is one node by now */
+    ir_explicit_alloc,    /* after every pass that makes or merges maps */
+    ir_check_unbound,     /* last: it reads the final statements */
+};
+
+void ir_optimize(IrFunc *root)
+{
+    ir_inline_calls(root);
+    for (int i = 0; i <= root->ncallees; i++) {
+        IrFunc *f = i == 0 ? root : root->callees[i - 1];
+        for (size_t p = 0; p < sizeof passes / sizeof passes[0]; p++) passes[p](f);
+    }
+}
