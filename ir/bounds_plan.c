@@ -396,8 +396,8 @@ static void consider_access(Planner *p, IrNode *n)
 {
     IrNode *base = n->u.index.base;
     if (!n->u.index.checked || !invariant_var_node(p, base) || base->type->kind != IR_TY_ARRAY) return;
-    if (n->u.index.n != base->type->ndim || n->u.index.n > 32) return;
-    Ival iv[32];
+    if (n->u.index.n != base->type->ndim || n->u.index.n > IR_MAX_DIMS) return;
+    Ival iv[IR_MAX_DIMS];
     unsigned scopes = 0;
     for (int k = 0; k < n->u.index.n; k++) {
         if (!ival_of(p, n->u.index.items[k], &iv[k])) return;

@@ -9,8 +9,6 @@
 #include <string.h>
 #include "ir.h"
 
-#define MAX_FUSED_INPUTS 16
-
 typedef struct Subst {
     IrVar *param;
     IrNode *body;
@@ -37,7 +35,7 @@ static void fuse_map(RtArena *a, IrNode *m)
         IrNode *inner = m->u.map.inputs[i];
         if (!is_expr_map(inner)) continue;
         int n = m->u.map.ninputs - 1 + inner->u.map.ninputs;
-        if (n > MAX_FUSED_INPUTS) continue;
+        if (n > IR_MAX_MAP_INPUTS) continue; /* the map stays two maps */
         IrNode **inputs = ir_nodes(a, n);
         IrVar **params = rt_arena_alloc(a, sizeof(IrVar *) * (size_t)n);
         int k = 0;

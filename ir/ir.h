@@ -77,6 +77,13 @@
 #include <stdint.h>
 #include "../runtime/runtime.h"
 
+/* ---------------- limits ----------------
+ * The largest sizes the typed IR holds. typespec refuses a program that needs more with a CompileError naming
+ * the line, and the shim refuses such arguments with a TypeError, so a backend may size fixed arrays by them. */
+#define IR_MAX_DIMS 32       /* dimensions of an array type (and so of an imap, a reshape, a loop nest) */
+#define IR_MAX_TUPLE 64      /* elements of a tuple type (so also the parts of a concatenate) */
+#define IR_MAX_MAP_INPUTS 16 /* inputs of one IR_MAP (ir_fuse stops fusing below it) */
+
 /* ---------------- types ---------------- */
 typedef enum {
     IR_DT_BOOL, IR_DT_INT8, IR_DT_INT16, IR_DT_INT32, IR_DT_INT64,

@@ -42,7 +42,7 @@ static const char *refused_subclass(PyObject *arg)
 
 static bool array_ok(PyArrayObject *a)
 {
-    return PyArray_ISALIGNED(a) && PyArray_NDIM(a) >= 1 && PyArray_NDIM(a) <= 32;
+    return PyArray_ISALIGNED(a) && PyArray_NDIM(a) >= 1 && PyArray_NDIM(a) <= IR_MAX_DIMS;
 }
 
 int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
@@ -86,7 +86,7 @@ int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
     if (arg == Py_None) { key[(*len)++] = 'N'; return 0; }
     if (PyTuple_Check(arg)) {
         Py_ssize_t n = PyTuple_GET_SIZE(arg);
-        if (n > 64) return -1;
+        if (n > IR_MAX_TUPLE) return -1;
         key[(*len)++] = 'T';
         key[(*len)++] = (unsigned char)n;
         for (Py_ssize_t i = 0; i < n; i++)
@@ -116,7 +116,8 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
         }
         if (PyArray_NDIM(a) == 0) return ir_type_scalar(dt); /* used as a scalar of its dtype */
         if (!array_ok(a)) {
-            PyErr_Format(PyExc_TypeError, "argument '%s': the array is not aligned or has more than 32 dimensions", param);
+            PyErr_Format(PyExc_TypeError, "argument '%s': the array is not aligned or has more than %d dimensions", param,
+                         IR_MAX_DIMS);
             return NULL;
         }
         return ir_type_array_ro(dt, PyArray_NDIM(a), PyArray_IS_C_CONTIGUOUS(a) ? IR_LAYOUT_C : IR_LAYOUT_ANY,
@@ -143,11 +144,11 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
     if (arg == Py_None) return ir_type_none();
     if (PyTuple_Check(arg)) {
         Py_ssize_t n = PyTuple_GET_SIZE(arg);
-        if (n > 64) {
-            PyErr_Format(PyExc_TypeError, "argument '%s': tuples of more than 64 items are not supported", param);
+        if (n > IR_MAX_TUPLE) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': tuples of more than %d items are not supported", param, IR_MAX_TUPLE);
             return NULL;
         }
-        IrType *elems[64];
+        IrType *elems[IR_MAX_TUPLE];
         for (Py_ssize_t i = 0; i < n; i++)
             if (!(elems[i] = lk_type_of_arg(PyTuple_GET_ITEM(arg, i), param))) return NULL;
         return ir_type_tuple(elems, (int)n);
@@ -273,7 +274,7 @@ PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx
     case IR_TY_ARRAY: {
         void *data = (void *)(intptr_t)slots[*nslot];
         void *base = (void *)(intptr_t)slots[*nslot + 1];
-        npy_intp dims[32], strides[32];
+        npy_intp dims[IR_MAX_DIMS], strides[IR_MAX_DIMS];
         for (int i = 0; i < t->ndim; i++) dims[i] = slots[*nslot + 2 + i];
         for (int i = 0; i < t->ndim; i++) strides[i] = slots[*nslot + 2 + t->ndim + i];
         *nslot += 2 + 2 * t->ndim;

@@ -385,7 +385,7 @@ static IrNode *type_nameref(Ts *ts, const IrNode *n)
     TS_ERR(ts, n->pos, "'%s' cannot be used as a value here", q);
 }
 
-IrNode *ts_expr(Ts *ts, const IrNode *n)
+static IrNode *type_expr(Ts *ts, const IrNode *n)
 {
     switch (n->kind) {
     case IR_CONST: {
@@ -449,4 +449,29 @@ IrNode *ts_expr(Ts *ts, const IrNode *n)
         TS_ERR(ts, n->pos, "a list comprehension can only be used as np.array([...]) (lorikeet has no lists)");
     default: TS_ERR(ts, n->pos, "internal error: unexpected %s expression", ir_kind_name(n->kind));
     }
+}
+
+/* The sizes the typed IR holds (ir.h's limits), so that no backend meets a larger one. Writes the complaint. */
+static bool within_limits(const IrType *t, char *why, size_t n)
+{
+    if (t->kind == IR_TY_ARRAY && t->ndim > IR_MAX_DIMS) {
+        snprintf(why, n, "arrays of more than %d dimensions are not supported (this one has %d)", IR_MAX_DIMS, t->ndim);
+        return false;
+    }
+    if (t->kind != IR_TY_TUPLE) return true;
+    if (t->nelems > IR_MAX_TUPLE) {
+        snprintf(why, n, "tuples of more than %d items are not supported (this one has %d)", IR_MAX_TUPLE, t->nelems);
+        return false;
+    }
+    for (int i = 0; i < t->nelems; i++)
+        if (!within_limits(t->elems[i], why, n)) return false;
+    return true;
+}
+
+IrNode *ts_expr(Ts *ts, const IrNode *n)
+{
+    IrNode *r = type_expr(ts, n);
+    char why[128];
+    if (r && r->type && !within_limits(r->type, why, sizeof why)) TS_ERR(ts, n->pos, "%s", why);
+    return r;
 }

@@ -34,6 +34,9 @@ static IrNode *build_map(Ts *ts, IrPos pos, IrNode **inputs, int n, TsElemFn fn,
         elems[i] = ts_var(ts, pos, m->u.map.params[k++]);
     }
     m->u.map.nparams = m->u.map.ninputs = k;
+    if (k > IR_MAX_MAP_INPUTS)
+        TS_ERR(ts, pos, "an array operation of more than %d operands is not supported (this one has %d that are not "
+               "constants)", IR_MAX_MAP_INPUTS, k);
     ts->cond_depth++;
     IrNode *body = fn ? fn(ts, pos, elems, n, env) : elems[0];
     ts->cond_depth--;

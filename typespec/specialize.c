@@ -24,8 +24,8 @@ static IrType *unify(IrType *have, IrType *got)
     if (have->kind == IR_TY_ARRAY && got->kind == IR_TY_ARRAY && have->dtype == got->dtype && have->ndim == got->ndim)
         return ir_type_array_ro(have->dtype, have->ndim, IR_LAYOUT_ANY, have->readonly || got->readonly);
     if (have->kind == IR_TY_TUPLE && got->kind == IR_TY_TUPLE && have->nelems == got->nelems) {
-        IrType *elems[64];
-        if (have->nelems > 64) return NULL;
+        IrType *elems[IR_MAX_TUPLE];
+        if (have->nelems > IR_MAX_TUPLE) return NULL;
         for (int i = 0; i < have->nelems; i++)
             if (!(elems[i] = unify(have->elems[i], got->elems[i]))) return NULL;
         return ir_type_tuple(elems, have->nelems);
@@ -368,9 +368,9 @@ IrFunc *ts_specialize_in(TsSession *sess, const IrFunc *src, IrType **arg_types,
     ts.dst->ret_type = ts.has_return_value ? ir_type_strong(ts.ret_type) : ir_type_none();
     if (ts.dst->ret_type->kind == IR_TY_TUPLE) {
         /* weak scalars inside a returned tuple become Python objects of their kind */
-        IrType *elems[64];
+        IrType *elems[IR_MAX_TUPLE]; /* ts_expr refused longer tuples */
         IrType *rt = ts.dst->ret_type;
-        for (int i = 0; i < rt->nelems && i < 64; i++) elems[i] = ir_type_strong(rt->elems[i]);
+        for (int i = 0; i < rt->nelems; i++) elems[i] = ir_type_strong(rt->elems[i]);
         ts.dst->ret_type = ir_type_tuple(elems, rt->nelems);
     }
     sess->specs[spec_index].typed = ts.dst;

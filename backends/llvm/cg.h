@@ -89,8 +89,6 @@ void cg_range_loop(Cg *cg, const IrNode *s, void *range);
 bool cg_emit_module(Cg *cg, IrFunc *root);
 
 /* emit_array.c */
-#define CG_MAX_DIMS 32
-#define CG_MAX_MAP_INPUTS 16
 LLVMValueRef cg_array_dim(Cg *cg, LLVMValueRef arr, int axis);
 LLVMValueRef cg_array_stride(Cg *cg, LLVMValueRef arr, int axis);
 LLVMValueRef cg_array_data(Cg *cg, LLVMValueRef arr);
@@ -118,9 +116,9 @@ typedef enum {
 typedef struct CgMap {
     const IrNode *map;
     int n, ndim;                       /* ndim: of the iteration space */
-    LLVMValueRef vals[CG_MAX_MAP_INPUTS];
-    LLVMValueRef bstrides[CG_MAX_MAP_INPUTS][CG_MAX_DIMS];
-    LLVMValueRef dims[CG_MAX_DIMS];    /* the iteration space */
+    LLVMValueRef vals[IR_MAX_MAP_INPUTS];
+    LLVMValueRef bstrides[IR_MAX_MAP_INPUTS][IR_MAX_DIMS];
+    LLVMValueRef dims[IR_MAX_DIMS];    /* the iteration space */
     bool flat_ok_static;               /* all arrays C layout with the full ndim */
     LLVMValueRef flat_ok;              /* i1: and every input's shape equals dims */
     /* the consumer of each element */
@@ -145,7 +143,7 @@ void cg_map_run(Cg *cg, CgMap *m, bool out_is_c, bool vectorize);
  * axis reduction or scan with each thread owning lines of the result. */
 bool cg_on_team(Cg *cg);
 typedef struct CgMapCaps {
-    int vals[CG_MAX_MAP_INPUTS], bstrides[CG_MAX_MAP_INPUTS][CG_MAX_DIMS], dims[CG_MAX_DIMS], out, flat_ok, best;
+    int vals[IR_MAX_MAP_INPUTS], bstrides[IR_MAX_MAP_INPUTS][IR_MAX_DIMS], dims[IR_MAX_DIMS], out, flat_ok, best;
 } CgMapCaps;
 void cg_map_capture(CgOutline *o, CgMap *m, CgMapCaps *c);
 void cg_map_restore(CgOutline *o, CgMap *m, const CgMapCaps *c);

@@ -132,7 +132,7 @@ static bool is_none(const IrNode *n) { return n->kind != IR_SLICE && n->type->ki
 static LLVMValueRef index_elem_ptr(Cg *cg, const IrNode *n, LLVMValueRef arr)
 {
     const IrType *bt = n->u.index.base->type;
-    LLVMValueRef idx[CG_MAX_DIMS];
+    LLVMValueRef idx[IR_MAX_DIMS];
     for (int k = 0; k < bt->ndim; k++)
         idx[k] = wrap_index(cg, n, cg_expr(cg, n->u.index.items[k]), cg_array_dim(cg, arr, k), k);
     return cg_elem_ptr(cg, bt, arr, idx);
@@ -153,7 +153,7 @@ LLVMValueRef cg_index(Cg *cg, const IrNode *n)
     if (all_ints(n)) return cg_load_elem(cg, bt->dtype, index_elem_ptr(cg, n, arr));
     /* a view: walk the items, consuming source axes */
     LLVMValueRef data = cg_array_data(cg, arr);
-    LLVMValueRef dims[CG_MAX_DIMS], strides[CG_MAX_DIMS];
+    LLVMValueRef dims[IR_MAX_DIMS], strides[IR_MAX_DIMS];
     int ax = 0, out = 0;
     LLVMValueRef off = cg_i64(cg, 0);
     for (int i = 0; i < n->u.index.n; i++) {
@@ -197,7 +197,7 @@ void cg_store(Cg *cg, const IrNode *target, LLVMValueRef value)
 
 LLVMValueRef cg_transpose(Cg *cg, LLVMValueRef arr, int ndim)
 {
-    LLVMValueRef dims[CG_MAX_DIMS], strides[CG_MAX_DIMS];
+    LLVMValueRef dims[IR_MAX_DIMS], strides[IR_MAX_DIMS];
     for (int i = 0; i < ndim; i++) {
         dims[i] = cg_array_dim(cg, arr, ndim - 1 - i);
         strides[i] = cg_array_stride(cg, arr, ndim - 1 - i);
@@ -236,7 +236,7 @@ LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPo
     LLVMBuildCondBr(cg->b, LLVMBuildIsNull(cg->b, buf, ""), cg->err_bb, ok);
     LLVMPositionBuilderAtEnd(cg->b, ok);
     LLVMValueRef data = LLVMBuildLoad2(cg->b, cg->ptr, byte_gep(cg, buf, cg_i64(cg, offsetof(RtBuffer, data))), "");
-    LLVMValueRef strides[CG_MAX_DIMS];
+    LLVMValueRef strides[IR_MAX_DIMS];
     LLVMValueRef s = cg_i64(cg, ir_dtype_size(dt));
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = s;
@@ -247,7 +247,7 @@ LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPo
 
 LLVMValueRef cg_alloc(Cg *cg, const IrNode *n)
 {
-    LLVMValueRef dims[CG_MAX_DIMS];
+    LLVMValueRef dims[IR_MAX_DIMS];
     for (int i = 0; i < n->u.alloc.ndim; i++) dims[i] = cg_expr(cg, n->u.alloc.dims[i]);
     return cg_new_array(cg, n->type->dtype, n->u.alloc.ndim, dims, n->pos);
 }
@@ -279,7 +279,7 @@ bool cg_map_prepare(Cg *cg, CgMap *m, const IrNode *map, LLVMValueRef *out_dims,
     m->map = map;
     m->n = map->u.map.ninputs;
     m->ndim = out_ndim;
-    if (m->n > CG_MAX_MAP_INPUTS || out_ndim > CG_MAX_DIMS) {
+    if (m->n > IR_MAX_MAP_INPUTS || out_ndim > IR_MAX_DIMS) {
         lk_diag_set(cg->diag, LK_ERR_COMPILE, cg->f->file, map->pos.line, map->pos.col, "too many inputs to one array expression");
         return false;
     }
@@ -441,12 +441,12 @@ static void copy_overlapping_inputs(Cg *cg, CgMap *m, const IrType *ot)
         LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b), copy_bb = cg_new_bb(cg, "overlap_copy"), done = cg_new_bb(cg, "overlap_done");
         LLVMBuildCondBr(cg->b, must_copy, copy_bb, done);
         LLVMPositionBuilderAtEnd(cg->b, copy_bb);
-        LLVMValueRef dims[CG_MAX_DIMS];
+        LLVMValueRef dims[IR_MAX_DIMS];
         for (int k = 0; k < t->ndim; k++) dims[k] = cg_array_dim(cg, m->vals[i], k);
         LLVMValueRef copy = cg_new_array(cg, t->dtype, t->ndim, dims, m->map->pos);
         cg_copy_array(cg, copy, m->vals[i], t, dims);
         /* the copy is C-contiguous: its strides replace the input's, keeping the broadcast zeros */
-        LLVMValueRef cstr[CG_MAX_DIMS];
+        LLVMValueRef cstr[IR_MAX_DIMS];
         for (int k = 0; k < t->ndim; k++) {
             LLVMValueRef zero_stride = LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[i][k], cg_i64(cg, 0), "");
             cstr[k] = LLVMBuildSelect(cg->b, zero_stride, cg_i64(cg, 0), cg_array_stride(cg, copy, k), "");
@@ -590,7 +590,7 @@ LLVMValueRef cg_map(Cg *cg, const IrNode *n)
     const IrType *ot = n->type;
     if (n->u.map.out) {
         m.out = cg_expr(cg, n->u.map.out);
-        LLVMValueRef dims[CG_MAX_DIMS];
+        LLVMValueRef dims[IR_MAX_DIMS];
         for (int d = 0; d < ot->ndim; d++) dims[d] = cg_array_dim(cg, m.out, d);
         if (!cg_map_prepare(cg, &m, n, dims, ot->ndim)) return LLVMGetUndef(cg_type(cg, ot));
         if (!n->u.map.out_is_fresh) copy_overlapping_inputs(cg, &m, ot);
@@ -620,7 +620,7 @@ static void imap_body(Cg *cg, LLVMValueRef *idx, void *env)
 LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
 {
     int nd = n->u.imap.ndim;
-    LLVMValueRef dims[CG_MAX_DIMS];
+    LLVMValueRef dims[IR_MAX_DIMS];
     IMapEnv env = {n, NULL};
     if (n->u.imap.out) {
         env.out = cg_expr(cg, n->u.imap.out);
@@ -634,7 +634,7 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
         return env.out;
     }
     CgOutline o = {0};
-    int cdims[CG_MAX_DIMS];
+    int cdims[IR_MAX_DIMS];
     for (int d = 0; d < nd; d++) cdims[d] = cg_capture(&o, dims[d]);
     int cout = cg_capture(&o, env.out);
     LLVMValueRef total = cg_i64(cg, 1);
@@ -649,7 +649,7 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
     IrNode *exprs[1] = {n->u.imap.body};
     cg_outline_begin(cg, &o, exprs, 1, NULL);
     cg->par_depth++;
-    LLVMValueRef cd[CG_MAX_DIMS];
+    LLVMValueRef cd[IR_MAX_DIMS];
     for (int d = 0; d < nd; d++) cd[d] = cg_outline_get(&o, cdims[d]);
     IMapEnv mine = {n, cg_outline_get(&o, cout)};
     cg_loop_nest_from(cg, nd, cd, o.lo, o.hi, imap_body, &mine, false);

@@ -155,7 +155,7 @@ void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMVal
         /* out[idx] = out[idx - 1 along the axis] op x, or x at the axis's start */
         const IrType *ot = m->out_type;
         LLVMValueRef first = LLVMBuildICmp(cg->b, LLVMIntEQ, idx[m->red_axis], cg_i64(cg, 0), "");
-        LLVMValueRef pidx[CG_MAX_DIMS];
+        LLVMValueRef pidx[IR_MAX_DIMS];
         for (int d = 0; d < m->ndim; d++) pidx[d] = idx[d];
         pidx[m->red_axis] = LLVMBuildSelect(cg->b, first, cg_i64(cg, 0), LLVMBuildSub(cg->b, idx[m->red_axis], cg_i64(cg, 1), ""), "");
         if (m->red_op == IR_RED_FUNC && m->combine->init) {
@@ -188,7 +188,7 @@ void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMVal
         return;
     }
     case CG_SINK_ARG_AXIS: {
-        LLVMValueRef oidx[CG_MAX_DIMS];
+        LLVMValueRef oidx[IR_MAX_DIMS];
         int o = 0;
         for (int d = 0; d < m->ndim; d++)
             if (d != m->red_axis) oidx[o++] = idx[d];
@@ -214,7 +214,7 @@ void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMVal
         return;
     }
     case CG_SINK_REDUCE_AXIS: {
-        LLVMValueRef oidx[CG_MAX_DIMS];
+        LLVMValueRef oidx[IR_MAX_DIMS];
         int o = 0;
         for (int d = 0; d < m->ndim; d++)
             if (d != m->red_axis) oidx[o++] = idx[d];
@@ -346,7 +346,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     }
     /* along an axis: the result starts at the identity, and the input is walked in its own order */
     int axis = n->u.reduce.axis;
-    LLVMValueRef odims[CG_MAX_DIMS];
+    LLVMValueRef odims[IR_MAX_DIMS];
     int o = 0;
     for (int d = 0; d < m.ndim; d++)
         if (d != axis) odims[o++] = m.dims[d];

@@ -30,8 +30,8 @@ LLVMTypeRef cg_type(Cg *cg, const IrType *t)
         return LLVMStructTypeInContext(cg->ctx, fields, 4, 0);
     }
     case IR_TY_TUPLE: {
-        LLVMTypeRef fields[64];
-        for (int i = 0; i < t->nelems && i < 64; i++) fields[i] = cg_type(cg, t->elems[i]);
+        LLVMTypeRef fields[IR_MAX_TUPLE];
+        for (int i = 0; i < t->nelems; i++) fields[i] = cg_type(cg, t->elems[i]);
         return LLVMStructTypeInContext(cg->ctx, fields, (unsigned)t->nelems, 0);
     }
     case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC:

@@ -39,7 +39,7 @@ static LLVMValueRef reshape(Cg *cg, const IrNode *n)
     int nd = n->type->ndim;
     LLVMValueRef total = cg_i64(cg, 1);
     for (int d = 0; d < xt->ndim; d++) total = LLVMBuildMul(cg->b, total, cg_array_dim(cg, x, d), "");
-    LLVMValueRef dims[32], known = cg_i64(cg, 1), nneg = cg_i64(cg, 0), bad = LLVMConstInt(cg->i1, 0, 0);
+    LLVMValueRef dims[IR_MAX_DIMS], known = cg_i64(cg, 1), nneg = cg_i64(cg, 0), bad = LLVMConstInt(cg->i1, 0, 0);
     for (int d = 0; d < nd; d++) {
         dims[d] = cg_expr(cg, n->u.call.args[d + 1]);
         LLVMValueRef infer = LLVMBuildICmp(cg->b, LLVMIntEQ, dims[d], cg_i64(cg, -1), "");
@@ -77,7 +77,7 @@ static LLVMValueRef reshape(Cg *cg, const IrNode *n)
 typedef struct CopyEnv {
     IrDtype dt;
     int ndim;
-    LLVMValueRef src, dst_data, dst_strides[32], src_strides[32];
+    LLVMValueRef src, dst_data, dst_strides[IR_MAX_DIMS], src_strides[IR_MAX_DIMS];
 } CopyEnv;
 
 static void copy_body(Cg *cg, LLVMValueRef *idx, void *env)
@@ -108,13 +108,9 @@ static LLVMValueRef concatenate(Cg *cg, const IrNode *n)
 {
     int np = n->u.call.nargs - 1, nd = n->type->ndim;
     int axis = (int)n->u.call.args[np]->u.konst.i;
-    LLVMValueRef parts[64];
-    if (np > 64) {
-        lk_diag_set(cg->diag, LK_ERR_COMPILE, cg->f->file, n->pos.line, n->pos.col, "concatenate of more than 64 arrays");
-        return LLVMGetUndef(cg_type(cg, n->type));
-    }
+    LLVMValueRef parts[IR_MAX_TUPLE]; /* the parts are a tuple's items */
     for (int i = 0; i < np; i++) parts[i] = cg_expr(cg, n->u.call.args[i]);
-    LLVMValueRef dims[32], bad = LLVMConstInt(cg->i1, 0, 0);
+    LLVMValueRef dims[IR_MAX_DIMS], bad = LLVMConstInt(cg->i1, 0, 0);
     for (int d = 0; d < nd; d++) dims[d] = cg_array_dim(cg, parts[0], d);
     dims[axis] = cg_i64(cg, 0);
     for (int i = 0; i < np; i++) {
@@ -129,7 +125,7 @@ static LLVMValueRef concatenate(Cg *cg, const IrNode *n)
     LLVMValueRef offset = cg_i64(cg, 0);
     for (int i = 0; i < np; i++) {
         CopyEnv e = {.dt = n->type->dtype, .ndim = nd, .src = parts[i]};
-        LLVMValueRef pdims[32];
+        LLVMValueRef pdims[IR_MAX_DIMS];
         for (int d = 0; d < nd; d++) {
             pdims[d] = cg_array_dim(cg, parts[i], d);
             e.src_strides[d] = cg_array_stride(cg, parts[i], d);
@@ -216,7 +212,7 @@ void cg_mask_store(Cg *cg, const IrNode *target, LLVMValueRef value)
     const IrType *at = target->u.index.base->type;
     MaskEnv e = {.at = at, .a = cg_expr(cg, target->u.index.base), .mask = cg_expr(cg, target->u.index.items[0]),
                  .value = value};
-    LLVMValueRef dims[32];
+    LLVMValueRef dims[IR_MAX_DIMS];
     check_mask_shape(cg, &e, dims, target->pos);
     cg_loop_nest(cg, at->ndim, dims, mask_body, &e, true);
 }
@@ -227,7 +223,7 @@ void cg_mask_store_values(Cg *cg, const IrNode *target, const IrNode *values)
 {
     const IrType *at = target->u.index.base->type;
     MaskEnv e = {.at = at, .a = cg_expr(cg, target->u.index.base), .mask = cg_expr(cg, target->u.index.items[0])};
-    LLVMValueRef dims[32];
+    LLVMValueRef dims[IR_MAX_DIMS];
     check_mask_shape(cg, &e, dims, target->pos);
     e.count = cg_alloca(cg, cg->i64, "count");
     LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
@@ -249,7 +245,7 @@ static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
 {
     const IrType *at = n->u.call.args[0]->type;
     MaskEnv e = {.at = at, .a = cg_expr(cg, n->u.call.args[0]), .mask = cg_expr(cg, n->u.call.args[1])};
-    LLVMValueRef dims[32];
+    LLVMValueRef dims[IR_MAX_DIMS];
     check_mask_shape(cg, &e, dims, n->pos);
     e.count = cg_alloca(cg, cg->i64, "count");
     LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);

@@ -57,7 +57,7 @@ static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *
 
 void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize)
 {
-    LLVMValueRef idx[32];
+    LLVMValueRef idx[IR_MAX_DIMS];
     nest(cg, 0, ndim, dims, idx, body, env, vectorize, NULL, NULL);
 }
 
@@ -66,6 +66,6 @@ void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *e
 void cg_loop_nest_from(Cg *cg, int ndim, LLVMValueRef *dims, LLVMValueRef lo0, LLVMValueRef hi0, CgLoopBody body,
                        void *env, bool vectorize)
 {
-    LLVMValueRef idx[32];
+    LLVMValueRef idx[IR_MAX_DIMS];
     nest(cg, 0, ndim, dims, idx, body, env, vectorize, lo0, hi0);
 }
