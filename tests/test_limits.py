@@ -162,3 +162,27 @@ def test_long_sums_of_arrays_still_fuse_and_compute(tmp_path):
     mod = load(tmp_path, src)
     a = np.arange(5.0)
     np.testing.assert_allclose(lk.jit(mod.f)(a), mod.f(a), rtol=1e-15)
+
+
+# ---------------------------------------------------------------- and/or: any number of operands
+
+
+def boolop(op, n):
+    return f"def f(x):\n    return " + f" {op} ".join(f"x == {i}" for i in range(n)) + "\n"
+
+
+@pytest.mark.parametrize("n", [2, 32, 33, 40, 200])
+@pytest.mark.parametrize("op", ["or", "and"])
+def test_and_or_of_any_number_of_operands(tmp_path, op, n):
+    mod = load(tmp_path, boolop(op, n))
+    f = lk.jit(mod.f)
+    for x in [0, 1, n - 1, n, -1]:
+        assert f(x) == mod.f(x), (op, n, x)
+
+
+def test_a_long_comparison_chain(tmp_path):
+    src = "def f(x, y):\n    return " + " < ".join(["x", "y"] * 25) + "\n"
+    mod = load(tmp_path, src)
+    f = lk.jit(mod.f)
+    for x, y in [(0, 1), (1, 0), (1, 1)]:
+        assert f(x, y) == mod.f(x, y)

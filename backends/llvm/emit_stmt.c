@@ -95,10 +95,11 @@ static LLVMValueRef cg_boolop(Cg *cg, const IrNode *n)
 {
     LLVMTypeRef t = cg_type(cg, n->type);
     LLVMBasicBlockRef done = cg_new_bb(cg, "boolop_end");
-    LLVMValueRef vals[32];
-    LLVMBasicBlockRef froms[32];
+    int nv = n->u.boolop.n;
+    LLVMValueRef *vals = rt_arena_alloc(cg->f->arena, sizeof *vals * (size_t)nv);
+    LLVMBasicBlockRef *froms = rt_arena_alloc(cg->f->arena, sizeof *froms * (size_t)nv);
     int k = 0;
-    for (int i = 0; i < n->u.boolop.n && i < 32; i++) {
+    for (int i = 0; i < nv; i++) {
         LLVMValueRef v = cg_expr(cg, n->u.boolop.values[i]);
         vals[k] = v;
         if (i + 1 == n->u.boolop.n) {
