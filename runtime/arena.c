@@ -1,7 +1,21 @@
-/* arena.c: bump allocation for one compilation. Chunks are malloc'd and freed together. */
+/* arena.c: bump allocation for one compilation. Chunks are malloc'd and freed together.
+ *
+ * An allocation never returns NULL: the compiler's hundreds of callers could not all check it, and a NULL
+ * they dereference is a crash that says nothing. Running out of memory while compiling ends the process with a
+ * message saying so, as LLVM (which the same compilation then calls) does on its own allocation failures. The
+ * compiler's requests are small (typespec bounds every size a program can ask for: ir.h's limits), so this
+ * happens only when the whole process is out of memory. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime.h"
+
+void rt_out_of_memory(size_t n)
+{
+    fprintf(stderr, "lorikeet: out of memory: the compiler could not allocate %zu bytes\n", n);
+    fflush(stderr);
+    abort();
+}
 
 struct RtArenaChunk {
     RtArenaChunk *next;
@@ -11,7 +25,9 @@ struct RtArenaChunk {
 
 RtArena *rt_arena_new(void)
 {
-    return calloc(1, sizeof(RtArena));
+    RtArena *a = calloc(1, sizeof(RtArena));
+    if (!a) rt_out_of_memory(sizeof(RtArena));
+    return a;
 }
 
 void rt_arena_free(RtArena *a)
@@ -33,7 +49,7 @@ void *rt_arena_alloc(RtArena *a, size_t n)
     if (!c || c->used + n > c->cap) {
         size_t cap = n > 60000 ? n : 60000;
         c = malloc(sizeof *c + cap);
-        if (!c) return NULL; /* callers run under a memory budget far below this; treated as fatal upstream */
+        if (!c) rt_out_of_memory(sizeof *c + cap);
         c->next = a->chunks;
         c->used = 0;
         c->cap = cap;

@@ -48,9 +48,10 @@ typedef struct RtArena {
 
 RtArena *rt_arena_new(void);
 void rt_arena_free(RtArena *a);
-void *rt_arena_alloc(RtArena *a, size_t n); /* zeroed, 16-byte aligned */
+void *rt_arena_alloc(RtArena *a, size_t n); /* zeroed, 16-byte aligned; never NULL (see rt_out_of_memory) */
 char *rt_arena_strdup(RtArena *a, const char *s);
 void *rt_arena_dup(RtArena *a, const void *p, size_t n);
+void rt_out_of_memory(size_t n); /* the compiler's allocation of n bytes failed: a message, then abort() */
 
 /* ---- buffers and the per-call context ---- */
 #define RT_BUFFER_MAGIC 0x4c4b4255u /* "LKBU" */
