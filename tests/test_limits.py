@@ -186,3 +186,24 @@ def test_a_long_comparison_chain(tmp_path):
     f = lk.jit(mod.f)
     for x, y in [(0, 1), (1, 0), (1, 1)]:
         assert f(x, y) == mod.f(x, y)
+
+
+# ---------------------------------------------------------------- a parallel loop reading many variables
+
+
+def prange_reading(nv):
+    defs = "\n".join(f"    v{i} = x + {i}" for i in range(nv))
+    adds = "\n".join(f"        s += v{i}" for i in range(nv))
+    return (f"def f(x, out):\n{defs}\n    for i in lk.prange(out.shape[0]):\n        s = 0.0\n{adds}\n"
+            "        out[i] = i * s\n    return out\n")
+
+
+@pytest.mark.parametrize("nv", [10, 600])
+def test_a_prange_loop_reads_any_number_of_variables_on_openmp(tmp_path, nv):
+    src = prange_reading(nv)
+    rc, out = run_child(tmp_path, src, "1.5, np.zeros(50)", backend="openmp")
+    assert rc == 0, f"the interpreter died (return code {rc}):\n{out}"
+    assert out.startswith("RESULT"), out
+    mod = load(tmp_path, src, "reference")
+    got = eval(out[len("RESULT "):], {"array": np.array})
+    np.testing.assert_array_equal(got, mod.f(1.5, np.zeros(50)))

@@ -188,11 +188,11 @@ void cg_mark_loop(Cg *cg, LLVMValueRef latch_br, bool vectorize, bool no_runtime
 void cg_loop_nest(Cg *cg, int ndim, LLVMValueRef *dims, CgLoopBody body, void *env, bool vectorize);
 
 /* outline.c: a loop moved into a chunk function that rt_parallel_for runs on the team (openmp backend) */
-#define CG_MAX_CAPTURES 512
-struct CgOutline {
-    int n;
-    LLVMValueRef vals[CG_MAX_CAPTURES], child_vals[CG_MAX_CAPTURES];
-    LLVMTypeRef tys[CG_MAX_CAPTURES];
+struct CgOutline {                       /* zero-initialised; any number of captures */
+    int n, cap;
+    LLVMValueRef *vals;                  /* the parent's values (malloc'd, freed by cg_outline_end) */
+    LLVMValueRef *child_vals;            /* the same, loaded in the chunk (arena) */
+    LLVMTypeRef *tys;                    /* (arena) */
     int *var_cap;                        /* by IrVar id: its capture index, or -1 */
     LLVMTypeRef env_ty;
     LLVMValueRef child, lo, hi, tid;

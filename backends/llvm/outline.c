@@ -10,13 +10,22 @@
  *
  * Use: cg_capture() the parent's values, cg_outline_begin() (the builder is then in the chunk, at its start),
  * emit the chunk's loop with cg_outline_get() for the captured values and o->lo/o->hi/o->tid, then
- * cg_outline_end(), which returns to the parent and emits the call of rt_parallel_for. */
+ * cg_outline_end(), which returns to the parent and emits the call of rt_parallel_for. There is no limit on
+ * the number of captures (a loop reading 600 variables captures 600); cg_outline_end frees their list. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cg.h"
 
 int cg_capture(CgOutline *o, LLVMValueRef v)
 {
+    if (o->n == o->cap) {
+        int cap = o->cap ? 2 * o->cap : 64;
+        LLVMValueRef *vals = realloc(o->vals, sizeof *vals * (size_t)cap);
+        if (!vals) rt_out_of_memory(sizeof *vals * (size_t)cap);
+        o->vals = vals;
+        o->cap = cap;
+    }
     o->vals[o->n] = v;
     return o->n++;
 }
@@ -52,9 +61,11 @@ void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock 
     o->var_cap = rt_arena_alloc(f->arena, sizeof(int) * (size_t)(f->nvars + 1));
     for (int v = 0; v < f->nvars; v++) {
         o->var_cap[v] = -1;
-        if (used[v] && f->vars[v]->type && o->n < CG_MAX_CAPTURES)
+        if (used[v] && f->vars[v]->type)
             o->var_cap[v] = cg_capture(o, LLVMBuildLoad2(cg->b, cg_type(cg, f->vars[v]->type), cg->var_slots[v], ""));
     }
+    o->tys = rt_arena_alloc(f->arena, sizeof *o->tys * (size_t)(o->n + 1));
+    o->child_vals = rt_arena_alloc(f->arena, sizeof *o->child_vals * (size_t)(o->n + 1));
     for (int i = 0; i < o->n; i++) o->tys[i] = LLVMTypeOf(o->vals[i]);
     o->env_ty = LLVMStructTypeInContext(cg->ctx, o->tys, (unsigned)o->n, 0);
 
@@ -126,6 +137,9 @@ void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work)
     LLVMPositionBuilderAtEnd(cg->b, o->p_block);
     LLVMValueRef env = cg_alloca(cg, o->env_ty, "env");
     for (int i = 0; i < o->n; i++) LLVMBuildStore(cg->b, o->vals[i], LLVMBuildStructGEP2(cg->b, o->env_ty, env, (unsigned)i, ""));
+    free(o->vals);
+    o->vals = NULL;
+    o->n = o->cap = 0;
     LLVMTypeRef params[5] = {cg->ptr, cg->ptr, cg->ptr, cg->i64, cg->i64};
     LLVMValueRef args[5] = {cg->rtctx, o->child, env, n, work};
     LLVMValueRef status = cg_call_rt(cg, "rt_parallel_for", cg->i32, params, args, 5);
