@@ -396,7 +396,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 1
+#define IR_PIPELINE_VERSION 2
 void ir_optimize(IrFunc *root);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
 void ir_cse(IrFunc *f);            /* cse.c: a scalar computed by a loop, repeated in a block, is computed once */

@@ -5,7 +5,16 @@
  *
  * reaches typespec as imap(i, j: reduce[add](map(*, A[i], B[j]))). That is A @ B.T, and is replaced by the
  * matmul intrinsic, so it runs on the blocked GEMM kernel instead of n*m dot products over strided columns.
- * Only float arrays, and only when A and B do not depend on i or j. */
+ * Only float arrays, and only when A and B do not depend on i or j.
+ *
+ * The imap's own dims (n, m) decide its shape: they are A @ B.T's only when n == A.shape[0] and
+ * m == B.shape[0]. Otherwise the imap computes a corner of the product, or raises IndexError past A's or B's
+ * rows, and so must the rewritten code. The product is therefore taken under that test, at run time:
+ *
+ *     matmul(A, transpose(B)) if n == A.shape[0] & m == B.shape[0] else imap(...)
+ *
+ * which evaluates A, B, n and m twice: they must be variables or constants (typespec puts the dims and most
+ * operands in variables). */
 #include "ir.h"
 
 static bool is_var(const IrNode *n, const IrVar *v)
@@ -45,7 +54,46 @@ static IrNode *row_of(IrNode *n, const IrVar *idx, const IrVar *other)
     return base;
 }
 
-/* imap(i, j: reduce[add](map(p, q: p * q, A[i], B[j]))) -> matmul(A, transpose(B)) */
+/* An expression that can be evaluated twice at no cost and with no effect. */
+static bool is_plain(const IrNode *n)
+{
+    return n->kind == IR_VAR || n->kind == IR_CONST;
+}
+
+/* Another node of n's (plain) value: a node appears once in the tree. */
+static IrNode *copy_plain(RtArena *a, const IrNode *n)
+{
+    IrNode *c = ir_node(a, n->kind, n->pos);
+    *c = *n;
+    return c;
+}
+
+/* x.shape[0] */
+static IrNode *rows(RtArena *a, IrNode *x)
+{
+    IrNode *d = ir_node(a, IR_ARRAY_DIM, x->pos);
+    d->type = ir_type_scalar(IR_DT_INT64);
+    d->u.array_dim.array = x;
+    d->u.array_dim.axis = 0;
+    return d;
+}
+
+/* l == r, int64 */
+static IrNode *equals(RtArena *a, IrNode *l, IrNode *r)
+{
+    IrNode *c = ir_node(a, IR_COMPARE, l->pos);
+    c->type = ir_type_scalar(IR_DT_BOOL);
+    c->u.compare.nops = 1;
+    c->u.compare.ops = rt_arena_alloc(a, sizeof(IrCmpOp));
+    c->u.compare.ops[0] = IR_CMP_EQ;
+    c->u.compare.operands = ir_nodes(a, 2);
+    c->u.compare.operands[0] = l;
+    c->u.compare.operands[1] = r;
+    return c;
+}
+
+/* imap(i, j: reduce[add](map(p, q: p * q, A[i], B[j]))) over (n, m)
+ *   -> matmul(A, transpose(B)) if n == A.shape[0] & m == B.shape[0] else the imap */
 static IrNode *as_matmul(RtArena *a, IrNode *m)
 {
     if (m->kind != IR_IMAP || m->u.imap.out || m->u.imap.ndim != 2) return NULL;
@@ -62,22 +110,33 @@ static IrNode *as_matmul(RtArena *a, IrNode *m)
     IrVar *i = m->u.imap.idx[0], *j = m->u.imap.idx[1];
     IrNode *A = row_of(mul->u.map.inputs[0], i, j), *B = row_of(mul->u.map.inputs[1], j, i);
     if (!A || !B || A->type->dtype != B->type->dtype || A->type->dtype != m->type->dtype) return NULL;
+    if (!is_plain(A) || !is_plain(B) || !is_plain(m->u.imap.dims[0]) || !is_plain(m->u.imap.dims[1])) return NULL;
     IrNode *bt = ir_node(a, IR_CALL, m->pos);
     bt->u.call.ckind = IR_CALLEE_INTRINSIC;
     bt->u.call.name = "transpose";
     bt->u.call.nargs = 1;
     bt->u.call.args = ir_nodes(a, 1);
-    bt->u.call.args[0] = B;
+    bt->u.call.args[0] = copy_plain(a, B);
     bt->type = ir_type_array(B->type->dtype, 2, IR_LAYOUT_ANY);
     IrNode *mm = ir_node(a, IR_CALL, m->pos);
     mm->u.call.ckind = IR_CALLEE_INTRINSIC;
     mm->u.call.name = "matmul";
     mm->u.call.nargs = 2;
     mm->u.call.args = ir_nodes(a, 2);
-    mm->u.call.args[0] = A;
+    mm->u.call.args[0] = copy_plain(a, A);
     mm->u.call.args[1] = bt;
     mm->type = ir_type_array(A->type->dtype, 2, IR_LAYOUT_C);
-    return mm;
+    IrNode *rows_match = ir_node(a, IR_BINOP, m->pos);
+    rows_match->type = ir_type_scalar(IR_DT_BOOL);
+    rows_match->u.binop.op = IR_OP_BITAND;
+    rows_match->u.binop.lhs = equals(a, copy_plain(a, m->u.imap.dims[0]), rows(a, copy_plain(a, A)));
+    rows_match->u.binop.rhs = equals(a, copy_plain(a, m->u.imap.dims[1]), rows(a, copy_plain(a, B)));
+    IrNode *choice = ir_node(a, IR_IFEXP, m->pos);
+    choice->type = m->type;
+    choice->u.ifexp.cond = rows_match;
+    choice->u.ifexp.then = mm;
+    choice->u.ifexp.orelse = m;
+    return choice;
 }
 
 static void visit(IrNode **p, void *env)

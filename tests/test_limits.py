@@ -207,3 +207,50 @@ def test_a_prange_loop_reads_any_number_of_variables_on_openmp(tmp_path, nv):
     mod = load(tmp_path, src, "reference")
     got = eval(out[len("RESULT "):], {"array": np.array})
     np.testing.assert_array_equal(got, mod.f(1.5, np.zeros(50)))
+
+
+# ---------------------------------------------------------------- a matrix product written as an imap
+
+
+def imap_product(A, B, shape):
+    return lk.imap(lambda i, j: (A[i] * B[j]).sum(), shape)
+
+
+def imap_product_own_rows(A, B):
+    return lk.imap(lambda i, j: (A[i] * B[j]).sum(), (A.shape[0], B.shape[0]))
+
+
+def python_imap_product(A, B, shape):
+    """What the imap means: body(i, j) over shape, in plain Python and NumPy."""
+    return np.array([[(A[i] * B[j]).sum() for j in range(shape[1])] for i in range(shape[0])]).reshape(shape)
+
+
+AB = (np.arange(20.0).reshape(5, 4) - 3.0, np.arange(12.0).reshape(3, 4) * 0.5)
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (5, 3), (1, 3), (5, 1), (0, 3), (3, 0)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_imap_product_has_the_shape_it_asks_for(shape, dtype):
+    A, B = (x.astype(dtype) for x in AB)
+    got = lk.jit(imap_product)(A, B, shape)
+    exp = python_imap_product(A, B, shape)
+    assert got.shape == shape
+    np.testing.assert_allclose(got, exp, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(7, 3), (5, 4), (6, 1)], ids=str)
+def test_an_imap_product_past_the_rows_raises_index_error(shape):
+    A, B = AB
+    with pytest.raises(IndexError):
+        python_imap_product(A, B, shape)
+    with pytest.raises(IndexError):
+        lk.jit(imap_product)(A, B, shape)
+
+
+def test_an_imap_product_over_the_rows_is_the_gemm():
+    A, B = AB
+    f = lk.jit(imap_product_own_rows)
+    assert "matmul(" in f.inspect_types(A, B)
+    np.testing.assert_allclose(f(A, B), A @ B.T, rtol=1e-15)
+    with pytest.raises(ValueError):  # rows of different lengths: as (A[i] * B[j]) cannot broadcast
+        f(A, np.ones((3, 5)))
