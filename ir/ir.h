@@ -181,8 +181,11 @@ typedef enum {
     IR_MATH_ATAN2, IR_MATH_HYPOT, IR_MATH_POW, IR_MATH_FMOD, IR_MATH_COPYSIGN, IR_MATH_FMIN, IR_MATH_FMAX,
     IR_MATH_COUNT
 } IrMathFn;
-const char *ir_math_name(IrMathFn f);
+const char *ir_math_name(IrMathFn f);  /* NumPy's name: "arcsin" */
 int ir_math_arity(IrMathFn f);
+/* The C library's function computing f on float64 ("exp", "tgamma") or, f32, on float32 ("expf"); the names
+ * of C99's <math.h>, which CUDA's device math API shares. NULL for isnan, isinf and isfinite. */
+const char *ir_math_c_name(IrMathFn f, bool f32);
 
 typedef enum {
     IR_RED_ADD, IR_RED_MUL, IR_RED_MIN, IR_RED_MAX, IR_RED_AND, IR_RED_OR,

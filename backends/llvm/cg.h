@@ -63,7 +63,6 @@ LLVMValueRef cg_binop(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRef r);
 LLVMValueRef cg_unop(Cg *cg, const IrNode *n, LLVMValueRef x);
 LLVMValueRef cg_compare(Cg *cg, IrCmpOp op, IrDtype dt, LLVMValueRef l, LLVMValueRef r);
 LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args);
-const char *cg_libm_name(IrMathFn f); /* the C library's name of f, or NULL */
 LLVMValueRef cg_truth(Cg *cg, LLVMValueRef v, const IrType *t);
 LLVMValueRef cg_i64(Cg *cg, int64_t v);
 LLVMValueRef cg_call_intrinsic(Cg *cg, const char *name, LLVMTypeRef overload, LLVMValueRef *args, int n);

@@ -2,7 +2,6 @@
  * Python's floor division and modulo (with ZeroDivisionError for integers), saturating float-to-int casts,
  * NaN-propagating min/max, IEEE float division. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #include "cg.h"
 
@@ -284,7 +283,7 @@ LLVMValueRef cg_call_pure(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef
     return call;
 }
 
-/* Functions with an LLVM intrinsic; the others are libm calls (name, and name + "f" for float32). */
+/* Functions with an LLVM intrinsic; the others are libm calls (ir_math_c_name). */
 static const char *math_intrinsic(IrMathFn f)
 {
     switch (f) {
@@ -309,43 +308,6 @@ static const char *math_intrinsic(IrMathFn f)
     }
 }
 
-/* The C library's name of f (float64; float32 adds "f"), for every function with one. */
-const char *cg_libm_name(IrMathFn f)
-{
-    switch (f) {
-    case IR_MATH_SQRT: return "sqrt";
-    case IR_MATH_EXP: return "exp";
-    case IR_MATH_EXP2: return "exp2";
-    case IR_MATH_EXPM1: return "expm1";
-    case IR_MATH_LOG: return "log";
-    case IR_MATH_LOG2: return "log2";
-    case IR_MATH_LOG10: return "log10";
-    case IR_MATH_LOG1P: return "log1p";
-    case IR_MATH_SIN: return "sin";
-    case IR_MATH_COS: return "cos";
-    case IR_MATH_TAN: return "tan";
-    case IR_MATH_ASIN: return "asin";
-    case IR_MATH_ACOS: return "acos";
-    case IR_MATH_ATAN: return "atan";
-    case IR_MATH_SINH: return "sinh";
-    case IR_MATH_COSH: return "cosh";
-    case IR_MATH_TANH: return "tanh";
-    case IR_MATH_ASINH: return "asinh";
-    case IR_MATH_ACOSH: return "acosh";
-    case IR_MATH_ATANH: return "atanh";
-    case IR_MATH_CBRT: return "cbrt";
-    case IR_MATH_ATAN2: return "atan2";
-    case IR_MATH_HYPOT: return "hypot";
-    case IR_MATH_POW: return "pow";
-    case IR_MATH_FMOD: return "fmod";
-    case IR_MATH_ERF: return "erf";
-    case IR_MATH_ERFC: return "erfc";
-    case IR_MATH_GAMMA: return "tgamma";
-    case IR_MATH_LGAMMA: return "lgamma";
-    default: return NULL;
-    }
-}
-
 LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args)
 {
     IrMathFn f = n->u.math.fn;
@@ -362,9 +324,6 @@ LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args)
     if (vector_math) return vector_math;
     const char *intr = math_intrinsic(f);
     if (intr) return cg_call_intrinsic(cg, intr, t, args, arity);
-    char name[32];
-    const char *base = cg_libm_name(f);
-    snprintf(name, sizeof name, "%s%s", base ? base : "sqrt", t == cg->f32 ? "f" : "");
     LLVMTypeRef params[2] = {t, t};
-    return cg_call_pure(cg, name, t, params, args, arity);
+    return cg_call_pure(cg, ir_math_c_name(f, t == cg->f32), t, params, args, arity);
 }

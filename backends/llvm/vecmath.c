@@ -33,7 +33,7 @@ static const char *mvec_base(IrMathFn f)
     case IR_MATH_SQRT: case IR_MATH_FMOD: case IR_MATH_GAMMA: case IR_MATH_LGAMMA:
         return NULL; /* sqrt is an instruction; libmvec lacks the others */
     default:
-        return cg_libm_name(f);
+        return ir_math_c_name(f, false);
     }
 }
 
