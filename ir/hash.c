@@ -227,6 +227,7 @@ static void put_node(Enc *e, const IrNode *n)
     case IR_IFEXP: put_node(e, n->u.ifexp.cond); put_node(e, n->u.ifexp.then); put_node(e, n->u.ifexp.orelse); return;
     case IR_CALL:
         put_int(e, n->u.call.ckind);
+        put_int(e, n->u.call.intrinsic);
         put_str(e, n->u.call.name);
         put_func_ref(e, n->u.call.callee);
         put_nodes(e, n->u.call.args, n->u.call.nargs);

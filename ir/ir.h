@@ -257,9 +257,39 @@ typedef enum {
     IR_CALLEE_FUNC,   /* a user function: func_handle identifies it to the resolver (see typespec.h) */
     IR_CALLEE_VALUE,  /* a function value: args[0] is it (a variable bound by a nested def, a parameter of an
                        * operator), then the arguments */
-    IR_CALLEE_INTRINSIC, /* typed IR: an operation every backend implements, by name: "transpose" (a view with
-                          * the axes reversed) */
+    IR_CALLEE_INTRINSIC, /* typed IR: an operation every backend implements: intrinsic (IrIntrinsic) */
 } IrCalleeKind;
+
+/* The intrinsics: operations every backend implements that no combination of the other nodes expresses well
+ * (views that rearrange axes, the matrix product, results whose size depends on the data). The call's
+ * arguments are u.call.args, its result has the node's type; an error raises before anything is allocated or
+ * written. A backend lowers them with a switch that has no default. */
+typedef enum {
+    /* transpose(x): x an array of ndim >= 2. A view of x's data (no copy) with the axes reversed (shape and
+     * strides reversed); the type is a view of x's with layout any. Never raises. */
+    IR_INTR_TRANSPOSE,
+    /* reshape(x, d0, ..., dn-1): x a C-contiguous array, then n >= 1 int64 scalars (n is the result's ndim).
+     * One d may be -1: it stands for the size that makes the element counts equal (0 when another d is 0). A
+     * view of x's data with shape (d0, ...) and C strides. ValueError (the sizes differ) when a d is below -1,
+     * more than one d is -1, or the shape's product is not x's size. */
+    IR_INTR_RESHAPE,
+    /* concatenate(p0, ..., pk-1, axis): k >= 1 arrays of the result's dtype and ndim, then axis, an IR_CONST
+     * int64 in [0, ndim). A new C-contiguous array: the parts one after another along axis, whose length there
+     * is the sum of theirs. ValueError when a part's other dimensions differ from p0's. k <= IR_MAX_TUPLE (the
+     * parts are a tuple's items). */
+    IR_INTR_CONCATENATE,
+    /* matmul(a, b): 2-D arrays of one float dtype (float32 or float64, the result's), any strides; a is (m, k)
+     * and b is (k2, n). First the shape check: k != k2 raises ValueError (a shape error naming k and k2). Then a
+     * new C-contiguous (m, n) array holding a @ b; each element sums over k in any order (a blocked GEMM, so not
+     * bit-identical to a loop), and k == 0 gives zeros. */
+    IR_INTR_MATMUL,
+    /* mask_select(a, mask): an array and a bool array of the same ndim. IndexError when the shapes differ
+     * (naming the first axis that does). A new 1-D C-contiguous array of a's elements where mask is set, in C
+     * order. */
+    IR_INTR_MASK_SELECT,
+    IR_INTR_COUNT
+} IrIntrinsic;
+const char *ir_intrinsic_name(IrIntrinsic k); /* "transpose": how the IR prints it */
 
 typedef struct IrFunc IrFunc;
 
@@ -284,7 +314,8 @@ struct IrNode {
         struct { IrNode *cond, *then, *orelse; } ifexp;
         struct {
             IrCalleeKind ckind;
-            const char *name;
+            const char *name;    /* IR_CALLEE_NAMED, _METHOD, _FUNC, _VALUE */
+            IrIntrinsic intrinsic; /* IR_CALLEE_INTRINSIC */
             void *func_handle;
             IrFunc *callee;      /* typed IR: the specialised callee */
             IrNode **args;
@@ -380,6 +411,8 @@ void ir_block_push(RtArena *a, IrBlock *b, IrNode *stmt);
 IrNode *ir_const_int(RtArena *a, IrPos pos, IrType *t, int64_t v);
 IrNode *ir_const_float(RtArena *a, IrPos pos, IrType *t, double v);
 IrNode *ir_var_ref(RtArena *a, IrPos pos, IrVar *v);
+/* A call of intrinsic k with args[nargs] (copied) and result type t. */
+IrNode *ir_intrinsic_call(RtArena *a, IrPos pos, IrIntrinsic k, IrNode *const *args, int nargs, IrType *t);
 bool ir_is_statement(IrKind k);
 const char *ir_kind_name(IrKind k);
 

@@ -99,6 +99,31 @@ IrNode *ir_var_ref(RtArena *a, IrPos pos, IrVar *v)
     return n;
 }
 
+IrNode *ir_intrinsic_call(RtArena *a, IrPos pos, IrIntrinsic k, IrNode *const *args, int nargs, IrType *t)
+{
+    IrNode *c = ir_node(a, IR_CALL, pos);
+    c->type = t;
+    c->u.call.ckind = IR_CALLEE_INTRINSIC;
+    c->u.call.intrinsic = k;
+    c->u.call.nargs = nargs;
+    c->u.call.args = ir_nodes(a, nargs);
+    if (nargs) memcpy(c->u.call.args, args, sizeof *args * (size_t)nargs);
+    return c;
+}
+
+const char *ir_intrinsic_name(IrIntrinsic k)
+{
+    switch (k) {
+    case IR_INTR_TRANSPOSE: return "transpose";
+    case IR_INTR_RESHAPE: return "reshape";
+    case IR_INTR_CONCATENATE: return "concatenate";
+    case IR_INTR_MATMUL: return "matmul";
+    case IR_INTR_MASK_SELECT: return "mask_select";
+    case IR_INTR_COUNT: break;
+    }
+    return "?";
+}
+
 bool ir_is_statement(IrKind k)
 {
     return k >= IR_ASSIGN;

@@ -119,6 +119,7 @@ static void expr(Out *o, const IrNode *n)
         return;
     case IR_CALL:
         if (n->u.call.callee) put(o, "%s", n->u.call.callee->symbol ? n->u.call.callee->symbol : n->u.call.callee->name);
+        else if (n->u.call.ckind == IR_CALLEE_INTRINSIC) put(o, "%s", ir_intrinsic_name(n->u.call.intrinsic));
         else put(o, "%s%s", n->u.call.ckind == IR_CALLEE_METHOD ? "." : "", n->u.call.name ? n->u.call.name : "<func>");
         put(o, "(");
         exprs(o, n->u.call.args, n->u.call.nargs);

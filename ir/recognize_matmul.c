@@ -111,21 +111,10 @@ static IrNode *as_matmul(RtArena *a, IrNode *m)
     IrNode *A = row_of(mul->u.map.inputs[0], i, j), *B = row_of(mul->u.map.inputs[1], j, i);
     if (!A || !B || A->type->dtype != B->type->dtype || A->type->dtype != m->type->dtype) return NULL;
     if (!is_plain(A) || !is_plain(B) || !is_plain(m->u.imap.dims[0]) || !is_plain(m->u.imap.dims[1])) return NULL;
-    IrNode *bt = ir_node(a, IR_CALL, m->pos);
-    bt->u.call.ckind = IR_CALLEE_INTRINSIC;
-    bt->u.call.name = "transpose";
-    bt->u.call.nargs = 1;
-    bt->u.call.args = ir_nodes(a, 1);
-    bt->u.call.args[0] = copy_plain(a, B);
-    bt->type = ir_type_array(B->type->dtype, 2, IR_LAYOUT_ANY);
-    IrNode *mm = ir_node(a, IR_CALL, m->pos);
-    mm->u.call.ckind = IR_CALLEE_INTRINSIC;
-    mm->u.call.name = "matmul";
-    mm->u.call.nargs = 2;
-    mm->u.call.args = ir_nodes(a, 2);
-    mm->u.call.args[0] = copy_plain(a, A);
-    mm->u.call.args[1] = bt;
-    mm->type = ir_type_array(A->type->dtype, 2, IR_LAYOUT_C);
+    IrNode *bt = ir_intrinsic_call(a, m->pos, IR_INTR_TRANSPOSE, (IrNode *[]){copy_plain(a, B)}, 1,
+                                   ir_type_view(B->type, 2, IR_LAYOUT_ANY));
+    IrNode *operands[2] = {copy_plain(a, A), bt};
+    IrNode *mm = ir_intrinsic_call(a, m->pos, IR_INTR_MATMUL, operands, 2, ir_type_array(A->type->dtype, 2, IR_LAYOUT_C));
     IrNode *rows_match = ir_node(a, IR_BINOP, m->pos);
     rows_match->type = ir_type_scalar(IR_DT_BOOL);
     rows_match->u.binop.op = IR_OP_BITAND;

@@ -216,3 +216,26 @@ def test_checked_index_loops_vectorise_behind_one_bounds_test():
     assert "rt_raise_index" in text, "the checked copy of the loops is gone"
     same = lk.jit(conv_loops)(x, w)
     assert same.shape == (18, 18) and (same == 9.0).all()
+
+
+def every_intrinsic(a, b, m):
+    t = a.T                                  # transpose
+    r = a.reshape(-1)                        # reshape
+    c = np.concatenate((r, r))               # concatenate
+    p = a @ b                                # matmul
+    s = a[m]                                 # mask_select
+    return t, c, p, s
+
+
+@pytest.mark.parametrize("name", ["transpose", "reshape", "concatenate", "matmul", "mask_select"])
+def test_intrinsics_print_their_names(name):
+    # the IR names each intrinsic; a gpu backend's author reads it, and tests compare it
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 2))
+    m = a > 2.0
+    f = lk.jit(every_intrinsic)
+    assert re.search(rf"\b{name}\(", f.inspect_types(a, b, m)), f.inspect_types(a, b, m)
+    t, c, p, s = f(a, b, m)
+    np.testing.assert_array_equal(t, a.T)
+    np.testing.assert_array_equal(c, np.concatenate((a.ravel(), a.ravel())))
+    np.testing.assert_allclose(p, a @ b)
+    np.testing.assert_array_equal(s, a[m])

@@ -124,15 +124,8 @@ IrNode *ts_elem_at(Ts *ts, IrPos pos, IrNode *base, IrNode *item, bool checked)
 /* base[mask], mask a boolean array of base's shape: the selected elements in C order, a new 1-D array */
 IrNode *ts_mask_select(Ts *ts, IrPos pos, IrNode *base, IrNode *mask)
 {
-    IrNode *c = ir_node(ts->a, IR_CALL, pos);
-    c->u.call.ckind = IR_CALLEE_INTRINSIC;
-    c->u.call.name = "mask_select";
-    c->u.call.nargs = 2;
-    c->u.call.args = ir_nodes(ts->a, 2);
-    c->u.call.args[0] = base;
-    c->u.call.args[1] = mask;
-    c->type = ir_type_array(base->type->dtype, 1, IR_LAYOUT_C);
-    return c;
+    IrNode *args[2] = {base, mask};
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_MASK_SELECT, args, 2, ir_type_array(base->type->dtype, 1, IR_LAYOUT_C));
 }
 
 static IrNode *elem_gather(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
@@ -277,14 +270,7 @@ IrNode *ts_index(Ts *ts, const IrNode *n)
 IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x)
 {
     if (x->type->ndim == 1) return x;
-    IrNode *c = ir_node(ts->a, IR_CALL, pos);
-    c->u.call.ckind = IR_CALLEE_INTRINSIC;
-    c->u.call.name = "transpose";
-    c->u.call.args = ir_nodes(ts->a, 1);
-    c->u.call.args[0] = x;
-    c->u.call.nargs = 1;
-    c->type = ir_type_view(x->type, x->type->ndim, IR_LAYOUT_ANY);
-    return c;
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_TRANSPOSE, &x, 1, ir_type_view(x->type, x->type->ndim, IR_LAYOUT_ANY));
 }
 
 IrNode *ts_attr(Ts *ts, const IrNode *n)
@@ -412,7 +398,7 @@ static IrNode *mask_values_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     if (value->type->ndim != 1)
         TS_ERR(ts, s->pos, "the values assigned through a boolean mask must be a scalar or a 1-D array");
     if (value->kind != IR_MAP && value->kind != IR_IMAP && !(value->kind == IR_CALL && value->u.call.ckind == IR_CALLEE_INTRINSIC &&
-                                                             !strcmp(value->u.call.name, "mask_select")))
+                                                             value->u.call.intrinsic == IR_INTR_MASK_SELECT))
         value = ts_make_map(ts, s->pos, &value, 1, NULL, NULL);
     if (!value) return NULL;
     IrNode *st = ir_node(ts->a, IR_STORE, s->pos);

@@ -1,5 +1,5 @@
 /* linalg.c: np.dot, np.matmul, the @ operator, np.outer. Float matrix products call the runtime's blocked GEMM
- * kernel (an IR intrinsic, "matmul"); every other case is a map fused into a reduction, so no temporary is
+ * kernel (the matmul intrinsic); every other case is a map fused into a reduction, so no temporary is
  * made: a vector dot product is reduce(add, map(*, a, b)). */
 #include "ts_internal.h"
 
@@ -50,16 +50,9 @@ IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot)
         return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), 0, false, ir_type_scalar(dt));
     }
     if (ir_dtype_is_float(dt)) {
-        IrNode *call = ir_node(ts->a, IR_CALL, pos);
-        call->u.call.ckind = IR_CALLEE_INTRINSIC;
-        call->u.call.name = "matmul";
-        call->u.call.nargs = 2;
-        call->u.call.args = ir_nodes(ts->a, 2);
-        call->u.call.args[0] = ts_cast_array(ts, pos, a, dt);
-        call->u.call.args[1] = ts_cast_array(ts, pos, b, dt);
-        if (!call->u.call.args[0] || !call->u.call.args[1]) return NULL;
-        call->type = ir_type_array(dt, 2, IR_LAYOUT_C);
-        return call;
+        IrNode *operands[2] = {ts_cast_array(ts, pos, a, dt), ts_cast_array(ts, pos, b, dt)};
+        if (!operands[0] || !operands[1]) return NULL;
+        return ir_intrinsic_call(ts->a, pos, IR_INTR_MATMUL, operands, 2, ir_type_array(dt, 2, IR_LAYOUT_C));
     }
     /* integers: C[i, j] = sum_k A[i, k] * B[k, j] as one fused map-reduce over (i, k, j) */
     in[0] = with_new_axes(ts, pos, a, "::n");

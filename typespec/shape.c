@@ -4,17 +4,6 @@
 #include <string.h>
 #include "ts_internal.h"
 
-static IrNode *intrinsic(Ts *ts, IrPos pos, const char *name, IrNode **args, int n, IrType *t)
-{
-    IrNode *c = ir_node(ts->a, IR_CALL, pos);
-    c->u.call.ckind = IR_CALLEE_INTRINSIC;
-    c->u.call.name = name;
-    c->u.call.args = args;
-    c->u.call.nargs = n;
-    c->type = t;
-    return c;
-}
-
 /* reshape(x, shape): a view of a C-contiguous array (a copy first otherwise); one dimension may be -1. */
 IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape)
 {
@@ -27,7 +16,7 @@ IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape)
     IrNode **args = ir_nodes(ts->a, nd + 1);
     args[0] = x;
     for (int i = 0; i < nd; i++) args[i + 1] = dims[i];
-    return intrinsic(ts, pos, "reshape", args, nd + 1, ir_type_view(x->type, nd, IR_LAYOUT_C));
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_RESHAPE, args, nd + 1, ir_type_view(x->type, nd, IR_LAYOUT_C));
 }
 
 static IrNode *item(Ts *ts, IrPos pos, IrNode *tup, int k)
@@ -87,7 +76,7 @@ static IrNode *join(Ts *ts, IrPos pos, const char *name, IrNode *seq, int64_t ax
         if (stack) parts[i] = expand(ts, pos, parts[i], (int)axis);
     }
     parts[n] = ts_i64(ts, pos, axis);
-    return intrinsic(ts, pos, "concatenate", parts, n + 1, ir_type_array(t->dtype, rnd, IR_LAYOUT_C));
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_CONCATENATE, parts, n + 1, ir_type_array(t->dtype, rnd, IR_LAYOUT_C));
 }
 
 /* linspace(start, stop, num=50, endpoint=True): start + i*step, and exactly stop at the end */

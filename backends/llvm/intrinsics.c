@@ -1,6 +1,6 @@
-/* intrinsics.c: the typed IR's named operations (IR_CALLEE_INTRINSIC), which no combination of the other nodes
- * expresses well: views that rearrange axes, and the matrix product (a call of the runtime's GEMM kernel). */
-#include <string.h>
+/* intrinsics.c: the typed IR's intrinsics (IrIntrinsic in ir.h, which states each one's arguments, result and
+ * errors): views that rearrange axes, copies of data-dependent size, and the matrix product (a call of the
+ * runtime's GEMM kernel). */
 #include "cg.h"
 
 static LLVMValueRef matmul(Cg *cg, const IrNode *n)
@@ -260,12 +260,15 @@ static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
 
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
 {
-    if (strcmp(n->u.call.name, "mask_select") == 0) return mask_select(cg, n);
-    if (strcmp(n->u.call.name, "reshape") == 0) return reshape(cg, n);
-    if (strcmp(n->u.call.name, "concatenate") == 0) return concatenate(cg, n);
-    const char *name = n->u.call.name;
-    if (strcmp(name, "transpose") == 0) return cg_transpose(cg, cg_expr(cg, n->u.call.args[0]), n->type->ndim);
-    if (strcmp(name, "matmul") == 0) return matmul(cg, n);
-    lk_diag_set(cg->diag, LK_ERR_INTERNAL, cg->f->file, n->pos.line, n->pos.col, "the cpu backend has no intrinsic '%s'", name);
+    switch (n->u.call.intrinsic) {
+    case IR_INTR_TRANSPOSE: return cg_transpose(cg, cg_expr(cg, n->u.call.args[0]), n->type->ndim);
+    case IR_INTR_RESHAPE: return reshape(cg, n);
+    case IR_INTR_CONCATENATE: return concatenate(cg, n);
+    case IR_INTR_MATMUL: return matmul(cg, n);
+    case IR_INTR_MASK_SELECT: return mask_select(cg, n);
+    case IR_INTR_COUNT: break;
+    }
+    lk_diag_set(cg->diag, LK_ERR_INTERNAL, cg->f->file, n->pos.line, n->pos.col, "a call of intrinsic %d",
+                (int)n->u.call.intrinsic);
     return LLVMGetUndef(cg_type(cg, n->type));
 }
