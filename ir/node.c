@@ -99,6 +99,15 @@ IrNode *ir_var_ref(RtArena *a, IrPos pos, IrVar *v)
     return n;
 }
 
+IrNode *ir_tuple_get(RtArena *a, IrPos pos, IrNode *tuple, int k)
+{
+    IrNode *g = ir_node(a, IR_TUPLE_GET, pos);
+    g->u.tuple_get.tuple = tuple;
+    g->u.tuple_get.k = k;
+    if (tuple->type) g->type = tuple->type->elems[k];
+    return g;
+}
+
 IrNode *ir_intrinsic_call(RtArena *a, IrPos pos, IrIntrinsic k, IrNode *const *args, int nargs, IrType *t)
 {
     IrNode *c = ir_node(a, IR_CALL, pos);

@@ -84,11 +84,7 @@ int ts_shape_arg(Ts *ts, IrNode *s, IrNode ***dims)
     *dims = ir_nodes(ts->a, n);
     for (int i = 0; i < n; i++) {
         if (!ts_is_int_scalar(s->type->elems[i])) return -1;
-        IrNode *g = ir_node(ts->a, IR_TUPLE_GET, s->pos);
-        g->u.tuple_get.tuple = s;
-        g->u.tuple_get.k = i;
-        g->type = s->type->elems[i];
-        (*dims)[i] = ts_cast(ts, g, ir_type_scalar(IR_DT_INT64));
+        (*dims)[i] = ts_cast(ts, ir_tuple_get(ts->a, s->pos, s, i), ir_type_scalar(IR_DT_INT64));
     }
     return n;
 }

@@ -17,15 +17,6 @@ static bool const_int(const IrNode *n, int64_t *v)
     return false;
 }
 
-static IrNode *tuple_item(Ts *ts, IrPos pos, IrNode *tup, int k)
-{
-    IrNode *g = ir_node(ts->a, IR_TUPLE_GET, pos);
-    g->u.tuple_get.tuple = tup;
-    g->u.tuple_get.k = k;
-    g->type = tup->type->elems[k];
-    return g;
-}
-
 static IrNode *index_tuple(Ts *ts, const IrNode *n, IrNode *tup)
 {
     int len = tup->type->nelems;
@@ -35,7 +26,7 @@ static IrNode *index_tuple(Ts *ts, const IrNode *n, IrNode *tup)
     if (const_int(item, &k)) {
         if (k < 0) k += len;
         if (k < 0 || k >= len) TS_ERR(ts, n->pos, "tuple index out of range (a tuple of %d)", len);
-        return tuple_item(ts, n->pos, tup, (int)k);
+        return ir_tuple_get(ts->a, n->pos, tup, (int)k);
     }
     if (item->kind == IR_SLICE) {
         int64_t b[3] = {0, len, 1};
@@ -54,7 +45,7 @@ static IrNode *index_tuple(Ts *ts, const IrNode *n, IrNode *tup)
         r->u.tuple.items = ir_nodes(ts->a, cnt);
         IrType **elems = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)(cnt ? cnt : 1));
         for (int i = 0; i < cnt; i++) {
-            r->u.tuple.items[i] = tuple_item(ts, n->pos, src, (int)b[0] + i);
+            r->u.tuple.items[i] = ir_tuple_get(ts->a, n->pos, src, (int)b[0] + i);
             elems[i] = r->u.tuple.items[i]->type;
         }
         r->type = ir_type_tuple(elems, cnt);
@@ -155,14 +146,9 @@ static IrNode *fancy_index(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int 
     if (n == 1 && items[0]->type->kind == IR_TY_ARRAY && items[0]->type->ndim == 1 && ir_dtype_is_int(items[0]->type->dtype) && ndim > 1) {
         /* m[rows]: an index map over (len(rows), m.shape[1], ...) reading m[rows[i], j, ...] */
         IrNode *b = ts_reuse(ts, base), *rows = ts_reuse(ts, items[0]);
-        IrNode *m = ir_node(ts->a, IR_IMAP, pos);
-        m->u.imap.ndim = ndim;
-        m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *) * (size_t)ndim);
-        m->u.imap.dims = ir_nodes(ts->a, ndim);
-        for (int d = 0; d < ndim; d++) {
-            m->u.imap.idx[d] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
-            m->u.imap.dims[d] = ts_dim(ts, pos, d == 0 ? rows : b, d);
-        }
+        IrNode **dims = ir_nodes(ts->a, ndim);
+        for (int d = 0; d < ndim; d++) dims[d] = ts_dim(ts, pos, d == 0 ? rows : b, d);
+        IrNode *m = ts_make_imap(ts, pos, dims, ndim);
         IrNode *row = ts_elem_at(ts, pos, rows, ts_var(ts, pos, m->u.imap.idx[0]), false);
         IrNode *get = ir_node(ts->a, IR_INDEX, pos);
         get->u.index.base = b;

@@ -101,11 +101,7 @@ IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t)
         tup->u.tuple.n = t->nelems;
         tup->u.tuple.items = ir_nodes(ts->a, t->nelems);
         for (int i = 0; i < t->nelems; i++) {
-            IrNode *g = ir_node(ts->a, IR_TUPLE_GET, n->pos);
-            g->type = from->elems[i];
-            g->u.tuple_get.tuple = src;
-            g->u.tuple_get.k = i;
-            if (!(tup->u.tuple.items[i] = ts_cast(ts, g, t->elems[i]))) return NULL;
+            if (!(tup->u.tuple.items[i] = ts_cast(ts, ir_tuple_get(ts->a, n->pos, src, i), t->elems[i]))) return NULL;
         }
         return tup;
     }
@@ -437,11 +433,7 @@ static IrNode *type_expr(Ts *ts, const IrNode *n)
             TS_ERR(ts, n->pos, "cannot unpack a tuple of %d values into %d targets", tup->type->nelems, want);
         if (n->u.tuple_get.k >= tup->type->nelems)
             TS_ERR(ts, n->pos, "not enough values to unpack (a tuple of %d)", tup->type->nelems);
-        IrNode *g = ir_node(ts->a, IR_TUPLE_GET, n->pos);
-        g->u.tuple_get.tuple = tup;
-        g->u.tuple_get.k = n->u.tuple_get.k;
-        g->type = tup->type->elems[g->u.tuple_get.k];
-        return g;
+        return ir_tuple_get(ts->a, n->pos, tup, n->u.tuple_get.k);
     }
     case IR_SLICE: TS_ERR(ts, n->pos, "a slice can only be used inside [ ]");
     case IR_LAMBDA: return ts_lambda(ts, n);

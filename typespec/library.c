@@ -328,12 +328,7 @@ static IrNode *call_arange(Ts *ts, Args *a)
     }
     len = ts_scalar_binop(ts, pos, IR_OP_MAX, len, ts_i64(ts, pos, 0));
     if (!len) return NULL;
-    IrNode *m = ir_node(ts->a, IR_IMAP, pos);
-    m->u.imap.ndim = 1;
-    m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *));
-    m->u.imap.idx[0] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
-    m->u.imap.dims = ir_nodes(ts->a, 1);
-    m->u.imap.dims[0] = len;
+    IrNode *m = ts_make_imap(ts, pos, &len, 1);
     ts->cond_depth++;
     IrNode *i = ts_var(ts, pos, m->u.imap.idx[0]);
     IrType *ct = ir_dtype_is_float(dt) || ir_dtype_is_float(st->dtype) ? f64 : ir_type_scalar(IR_DT_INT64);
@@ -377,10 +372,7 @@ static IrNode *call_minmax(Ts *ts, Args *a, bool is_max, bool numpy_elementwise)
             x = ts_reuse(ts, x);
             IrNode *acc = NULL;
             for (int i = 0; i < x->type->nelems; i++) {
-                IrNode *g = ir_node(ts->a, IR_TUPLE_GET, pos);
-                g->u.tuple_get.tuple = x;
-                g->u.tuple_get.k = i;
-                g->type = x->type->elems[i];
+                IrNode *g = ir_tuple_get(ts->a, pos, x, i);
                 acc = acc ? python_minmax(ts, pos, is_max, acc, g) : g;
             }
             return acc;
@@ -624,21 +616,12 @@ static IrNode *call_array(Ts *ts, const IrNode *n, bool copy)
         t = have_dt ? ir_type_scalar(dt) : ir_type_strong(t);
         x = ts_reuse(ts, x);
         IrNode *len = ts_i64(ts, pos, k);
-        IrNode *m = ir_node(ts->a, IR_IMAP, pos);
-        m->u.imap.ndim = 1;
-        m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *));
-        m->u.imap.idx[0] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
-        m->u.imap.dims = ir_nodes(ts->a, 1);
-        m->u.imap.dims[0] = len;
+        IrNode *m = ts_make_imap(ts, pos, &len, 1);
         ts->cond_depth++;
         /* item i is chosen by a chain of comparisons: tuples are short */
         IrNode *body = NULL;
         for (int i = k - 1; i >= 0; i--) {
-            IrNode *g = ir_node(ts->a, IR_TUPLE_GET, pos);
-            g->u.tuple_get.tuple = x;
-            g->u.tuple_get.k = i;
-            g->type = x->type->elems[i];
-            IrNode *v = ts_cast(ts, g, t);
+            IrNode *v = ts_cast(ts, ir_tuple_get(ts->a, pos, x, i), t);
             if (!body) {
                 body = v;
                 continue;

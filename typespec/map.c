@@ -78,6 +78,21 @@ IrNode *ts_make_map_into(Ts *ts, IrPos pos, IrNode *out, IrNode **inputs, int n,
     return m;
 }
 
+/* A new IR_IMAP over dims[nd] (int64 nodes), with an int64 index variable per dimension; the caller builds the
+ * body over them (with cond_depth raised) and sets the type. */
+IrNode *ts_make_imap(Ts *ts, IrPos pos, IrNode **dims, int nd)
+{
+    IrNode *m = ir_node(ts->a, IR_IMAP, pos);
+    m->u.imap.ndim = nd;
+    m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *) * (size_t)nd);
+    m->u.imap.dims = ir_nodes(ts->a, nd);
+    for (int d = 0; d < nd; d++) {
+        m->u.imap.idx[d] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+        m->u.imap.dims[d] = dims[d];
+    }
+    return m;
+}
+
 IrNode *ts_make_alloc(Ts *ts, IrPos pos, IrDtype dt, IrNode **dims, int ndim)
 {
     IrNode *a = ir_node(ts->a, IR_ALLOC, pos);

@@ -118,20 +118,6 @@ static bool const_axis(Ts *ts, Args *a, int posn, int64_t *axis, bool *given)
     return ts_const_int(ax, axis);
 }
 
-/* A new IR_IMAP over dims (int64 nodes); the caller fills body with cond_depth raised. */
-static IrNode *new_imap(Ts *ts, IrPos pos, IrNode **dims, int nd)
-{
-    IrNode *m = ir_node(ts->a, IR_IMAP, pos);
-    m->u.imap.ndim = nd;
-    m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *) * (size_t)nd);
-    m->u.imap.dims = ir_nodes(ts->a, nd);
-    for (int d = 0; d < nd; d++) {
-        m->u.imap.idx[d] = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
-        m->u.imap.dims[d] = dims[d];
-    }
-    return m;
-}
-
 static IrNode *finish_imap(Ts *ts, IrPos pos, IrNode *m, IrNode *body)
 {
     if (!body) return NULL;
@@ -179,7 +165,7 @@ static IrNode *op_map(Ts *ts, Args *a)
     if (axis < 0) axis += x->type->ndim;
     if (axis < 0 || axis >= x->type->ndim) TS_ERR(ts, pos, "lk.map(): axis is out of bounds");
     IrNode *dim = ts_dim(ts, pos, x, (int)axis);
-    IrNode *m = new_imap(ts, pos, &dim, 1);
+    IrNode *m = ts_make_imap(ts, pos, &dim, 1);
     ts->cond_depth++;
     IrNode *s = slice_at(ts, pos, x, (int)axis, ts_var(ts, pos, m->u.imap.idx[0]));
     IrNode *body = ts_apply(ts, pos, fn, &s, 1);
@@ -247,7 +233,7 @@ static IrNode *op_imap(Ts *ts, Args *a, IrNode *fn, IrNode *shape)
     int nd = shape ? ts_shape_arg(ts, shape, &dims) : -1;
     if (nd <= 0) TS_ERR(ts, pos, "the shape must be an int or a non-empty tuple of ints");
     for (int d = 0; d < nd; d++) dims[d] = ts_reuse(ts, dims[d]);
-    IrNode *m = new_imap(ts, pos, dims, nd);
+    IrNode *m = ts_make_imap(ts, pos, dims, nd);
     IrNode **idx = ir_nodes(ts->a, nd);
     for (int d = 0; d < nd; d++) idx[d] = ts_var(ts, pos, m->u.imap.idx[d]);
     ts->cond_depth++;
@@ -283,7 +269,7 @@ static IrNode *op_outer_map(Ts *ts, Args *a)
     x = ts_reuse(ts, x);
     y = ts_reuse(ts, y);
     IrNode *dims[2] = {ts_dim(ts, pos, x, 0), ts_dim(ts, pos, y, 0)};
-    IrNode *m = new_imap(ts, pos, dims, 2);
+    IrNode *m = ts_make_imap(ts, pos, dims, 2);
     ts->cond_depth++;
     IrNode *args[2] = {slice_at(ts, pos, x, 0, ts_var(ts, pos, m->u.imap.idx[0])),
                        slice_at(ts, pos, y, 0, ts_var(ts, pos, m->u.imap.idx[1]))};
@@ -460,7 +446,7 @@ static IrNode *comprehension_imap(Ts *ts, const IrNode *comp, IrDtype *dtype, Ir
         }
     IrNode *dims[8];
     for (int d = 0; d < nd; d++) dims[d] = lv[d].len;
-    IrNode *m = new_imap(ts, comp->pos, dims, nd);
+    IrNode *m = ts_make_imap(ts, comp->pos, dims, nd);
     ts->cond_depth++;
     int saved = ts->nsubst;
     for (int d = 0; d < nd; d++) {

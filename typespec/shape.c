@@ -19,15 +19,6 @@ IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape)
     return ir_intrinsic_call(ts->a, pos, IR_INTR_RESHAPE, args, nd + 1, ir_type_view(x->type, nd, IR_LAYOUT_C));
 }
 
-static IrNode *item(Ts *ts, IrPos pos, IrNode *tup, int k)
-{
-    IrNode *g = ir_node(ts->a, IR_TUPLE_GET, pos);
-    g->u.tuple_get.tuple = tup;
-    g->u.tuple_get.k = k;
-    g->type = tup->type->elems[k];
-    return g;
-}
-
 /* x with a new axis of size 1 at position axis (a view) */
 static IrNode *expand(Ts *ts, IrPos pos, IrNode *x, int axis)
 {
@@ -59,7 +50,7 @@ static IrNode *join(Ts *ts, IrPos pos, const char *name, IrNode *seq, int64_t ax
         IrType *et = seq->type->elems[i];
         if (et->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "numpy.%s(): item %d is %s, not an array", name, i, ts_type_name(et));
         t = t ? ts_promote(t, ir_type_scalar(et->dtype)) : ir_type_scalar(et->dtype);
-        parts[i] = item(ts, pos, seq, i);
+        parts[i] = ir_tuple_get(ts->a, pos, seq, i);
     }
     int nd = seq->type->elems[0]->ndim;
     bool stack = !strcmp(name, "stack");
@@ -99,12 +90,7 @@ static IrNode *linspace(Ts *ts, Args *a)
     IrNode *div = endpoint ? ts_scalar_binop(ts, pos, IR_OP_SUB, num, ts_i64(ts, pos, 1)) : num;
     div = ts_scalar_binop(ts, pos, IR_OP_MAX, div, ts_i64(ts, pos, 1));
     IrNode *step = ts_reuse(ts, ts_scalar_binop(ts, pos, IR_OP_DIV, ts_scalar_binop(ts, pos, IR_OP_SUB, stop, start), ts_cast(ts, div, f64)));
-    IrNode *m = ir_node(ts->a, IR_IMAP, pos);
-    m->u.imap.ndim = 1;
-    m->u.imap.idx = rt_arena_alloc(ts->a, sizeof(IrVar *));
-    m->u.imap.idx[0] = ir_func_temp(ts->dst, i64);
-    m->u.imap.dims = ir_nodes(ts->a, 1);
-    m->u.imap.dims[0] = num;
+    IrNode *m = ts_make_imap(ts, pos, &num, 1);
     ts->cond_depth++;
     IrNode *i = ts_var(ts, pos, m->u.imap.idx[0]);
     IrNode *v = ts_scalar_binop(ts, pos, IR_OP_ADD, start, ts_scalar_binop(ts, pos, IR_OP_MUL, ts_cast(ts, i, f64), step));
@@ -138,14 +124,9 @@ static IrNode *eye(Ts *ts, Args *a, bool identity)
     if (!k) k = ts_i64(ts, pos, 0);
     IrDtype dt = IR_DT_FLOAT64;
     if (!ts_dtype_arg(ts, ts_arg(a, identity ? 1 : 3, "dtype"), &dt)) TS_ERR(ts, pos, "numpy.eye(): bad dtype");
-    IrNode *m = ir_node(ts->a, IR_IMAP, pos);
-    m->u.imap.ndim = 2;
-    m->u.imap.idx = rt_arena_alloc(ts->a, 2 * sizeof(IrVar *));
-    m->u.imap.dims = ir_nodes(ts->a, 2);
-    m->u.imap.dims[0] = rows;
-    m->u.imap.dims[1] = ts_cast(ts, cols, i64);
+    IrNode *dims[2] = {rows, ts_cast(ts, cols, i64)};
     k = ts_reuse(ts, ts_cast(ts, k, i64));
-    for (int d = 0; d < 2; d++) m->u.imap.idx[d] = ir_func_temp(ts->dst, i64);
+    IrNode *m = ts_make_imap(ts, pos, dims, 2);
     ts->cond_depth++;
     IrNode *diff = ts_scalar_binop(ts, pos, IR_OP_SUB, ts_var(ts, pos, m->u.imap.idx[1]), ts_var(ts, pos, m->u.imap.idx[0]));
     m->u.imap.body = ts_cast(ts, ts_compare(ts, pos, IR_CMP_EQ, diff, k), ir_type_scalar(dt));

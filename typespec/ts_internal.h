@@ -65,6 +65,7 @@ IrType *ts_elem_type(IrType *t);    /* array -> its dtype scalar; scalar -> itse
 typedef IrNode *(*TsElemFn)(Ts *ts, IrPos pos, IrNode **elems, int n, void *env);
 IrNode *ts_make_map(Ts *ts, IrPos pos, IrNode **inputs, int n, TsElemFn fn, void *env);
 IrNode *ts_make_map_into(Ts *ts, IrPos pos, IrNode *out, IrNode **inputs, int n, TsElemFn fn, void *env);
+IrNode *ts_make_imap(Ts *ts, IrPos pos, IrNode **dims, int nd); /* body and type left to the caller */
 IrNode *ts_make_alloc(Ts *ts, IrPos pos, IrDtype dt, IrNode **dims, int ndim);
 IrNode *ts_make_fill(Ts *ts, IrPos pos, IrNode *alloc, IrNode *value);
 IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bool keepdims, IrType *acc);
