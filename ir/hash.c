@@ -212,6 +212,9 @@ static void put_node(Enc *e, const IrNode *n)
     put_type(e, n->type);
     put_int(e, n->pos.line);
     put_int(e, n->pos.col);
+    put_int(e, n->region ? n->region->nuses : -1);
+    if (n->region)
+        for (int i = 0; i < n->region->nuses; i++) put_var(e, n->region->uses[i]);
     switch (n->kind) {
     case IR_CONST: put_int(e, n->u.konst.i); put_f64(e, n->u.konst.f); return;
     case IR_VAR: put_var(e, n->u.var.var); put_int(e, n->u.var.check_bound); return;

@@ -299,10 +299,19 @@ typedef struct IrCombine {
     IrNode *init;
 } IrCombine;
 
+/* A parallel region (parallel_regions.c): an outermost data-parallel node, whose elements or iterations may run
+ * at the same time; the code of one element runs sequentially. `uses` are the function's variables that code
+ * reads or assigns (not the element's own parameters), in id order. */
+typedef struct IrRegion {
+    IrVar **uses;
+    int nuses;
+} IrRegion;
+
 struct IrNode {
     IrKind kind;
     IrType *type;  /* NULL in the untyped IR */
     IrPos pos;
+    IrRegion *region; /* typed IR after ir_mark_regions: non-NULL on the parallel regions */
     union {
         struct { int64_t i; double f; } konst;   /* value by type: bool/int in i, float in f; None has no value */
         struct { IrVar *var; bool check_bound; } var; /* check_bound: raise UnboundLocalError if unassigned */
@@ -433,7 +442,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 2
+#define IR_PIPELINE_VERSION 3
 void ir_optimize(IrFunc *root);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
 void ir_cse(IrFunc *f);            /* cse.c: a scalar computed by a loop, repeated in a block, is computed once */
@@ -442,6 +451,10 @@ void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes par
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
 void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede every assignment get a check */
+/* parallel_regions.c: marks the parallel regions (map, imap, reduce, scan, lk.prange loop, matmul not nested in
+ * another region's per-element code) with what each uses; the same for every backend, which may run a region on
+ * one thread or many but never treats another node as one. Last in the pipeline. */
+void ir_mark_regions(IrFunc *f);
 
 /* ---- bounds plans (bounds_plan.c): the checked element accesses of a loop that one test before the loop can
  * prove in range on every iteration, so that a backend may run a copy of the loop without their checks ---- */

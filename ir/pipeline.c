@@ -16,7 +16,8 @@ static const IrPass passes[] = {
     ir_fuse,
     ir_recognize_matmul,  /* on fused bodies: a dot-product imap is one node by now */
     ir_explicit_alloc,    /* after every pass that makes or merges maps */
-    ir_check_unbound,     /* last: it reads the final statements */
+    ir_check_unbound,     /* it reads the final statements */
+    ir_mark_regions,      /* last: it only marks, on the final nodes */
 };
 
 void ir_optimize(IrFunc *root)

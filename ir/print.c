@@ -69,9 +69,19 @@ static void exprs(Out *o, IrNode *const *v, int n)
     }
 }
 
+/* A parallel region prints as `parallel[uses]` (plain `parallel` when it uses none) before its node, after a
+ * prange loop's range. */
+static void region(Out *o, const IrRegion *r)
+{
+    put(o, "parallel");
+    for (int i = 0; i < r->nuses; i++) put(o, "%s%s", i ? ", " : "[", r->uses[i]->name);
+    if (r->nuses) put(o, "]");
+}
+
 static void expr(Out *o, const IrNode *n)
 {
     if (!n) { put(o, "_"); return; }
+    if (n->region && n->kind != IR_FOR_RANGE) { region(o, n->region); put(o, " "); }
     switch (n->kind) {
     case IR_CONST:
         if (!n->type || n->type->kind == IR_TY_NONE) put(o, "None");
@@ -219,7 +229,9 @@ static void stmt(Out *o, const IrNode *s, int depth)
     case IR_WHILE: put(o, "while "); expr(o, s->u.while_.cond); put(o, ":\n"); block(o, &s->u.while_.body, depth + 1); return;
     case IR_FOR_RANGE:
         put(o, "for %s in %s(", s->u.for_range.var->name, s->u.for_range.parallel ? "prange" : "range"); expr(o, s->u.for_range.start); put(o, ", ");
-        expr(o, s->u.for_range.stop); put(o, ", "); expr(o, s->u.for_range.step); put(o, "):\n");
+        expr(o, s->u.for_range.stop); put(o, ", "); expr(o, s->u.for_range.step); put(o, ")");
+        if (s->region) { put(o, " "); region(o, s->region); }
+        put(o, ":\n");
         block(o, &s->u.for_range.body, depth + 1);
         return;
     case IR_FOR_ITER:

@@ -57,10 +57,10 @@ def fit_simple_regression(x, y):
 
 FIT_IR = """\
 def fit_simple_regression.1(x: array(float64, 1d, C), y: array(float64, 1d, C)) -> (float64, float64):
-    $t17 = (reduce[add](x) / float64(x.shape[0]))  : float64
-    $t19 = (reduce[add](y) / float64(y.shape[0]))  : float64
-    slope = ((reduce[add](map(lambda $t6, $t7, $t8, $t9: (($t6 - $t7) * ($t8 - $t9)), x, $t17, y, $t19)) \
-/ float64(bcast_shape[0](x, y))) / (reduce[add](map(lambda $t12, $t13, $t14, $t15: (($t12 - $t13) * ($t14 - $t15)), \
+    $t17 = (parallel reduce[add](x) / float64(x.shape[0]))  : float64
+    $t19 = (parallel reduce[add](y) / float64(y.shape[0]))  : float64
+    slope = ((parallel reduce[add](map(lambda $t6, $t7, $t8, $t9: (($t6 - $t7) * ($t8 - $t9)), x, $t17, y, $t19)) \
+/ float64(bcast_shape[0](x, y))) / (parallel reduce[add](map(lambda $t12, $t13, $t14, $t15: (($t12 - $t13) * ($t14 - $t15)), \
 x, $t17, x, $t17)) / float64(bcast_shape[0](x, x))))  : float64
     offset = ($t19 - (slope * $t17))  : float64
     return (slope, offset)
@@ -111,7 +111,7 @@ def several_sites(a, b):
 SEVERAL_SITES_IR = """\
 def several_sites.1(a: array(float64, 1d, C), b: array(float64, 1d, C)) -> float64:
     sq.v = a[0:int64]  : float64
-    return (((reduce[add](map(lambda $t2, $t3: ($t2 * $t3), a, a)) + reduce[add](map(lambda $t4, $t5: ($t4 * $t5), \
+    return (((parallel reduce[add](map(lambda $t2, $t3: ($t2 * $t3), a, a)) + parallel reduce[add](map(lambda $t4, $t5: ($t4 * $t5), \
 b, b))) + (sq.v * sq.v)) + sumsq_loop.2(a))
 
 def sumsq_loop.2(a: array(float64, 1d, C)) -> float64:
@@ -143,7 +143,7 @@ def uses_two_step(a, k):
 
 USES_TWO_STEP_IR = """\
 def uses_two_step.1(a: array(float64, 1d, C), k: float) -> float64:
-    two_step.t = (reduce[add](a) * 2:float64)  : float64
+    two_step.t = (parallel reduce[add](a) * 2:float64)  : float64
     two_step.t.2 = (k * 2)  : float
     return ((two_step.t + float64(k)) + float64((two_step.t.2 + 1)))
 """
@@ -195,10 +195,10 @@ def normalise(x):
 
 NORMALISE_IR = """\
 def normalise.1(x: array(float64, 1d, C)) -> array(float64, 1d, C):
-    $t13 = reduce[min](x)  : float64
-    $t14 = (reduce[max](x) - $t13)  : float64
+    $t13 = parallel reduce[min](x)  : float64
+    $t14 = (parallel reduce[max](x) - $t13)  : float64
     $t15 = alloc array(float64, 1d, C) (bcast_shape[0](x, $t13, $t14))  : array(float64, 1d, C)
-    map(lambda $t9, $t10, $t12: (($t9 - $t10) / $t12), x, $t13, $t14, out=$t15)
+    parallel map(lambda $t9, $t10, $t12: (($t9 - $t10) / $t12), x, $t13, $t14, out=$t15)
     return $t15
 """
 
@@ -232,9 +232,9 @@ def written_between(a):
 
 WRITTEN_BETWEEN_IR = """\
 def written_between.1(a: array(float64, 1d, C)) -> float64:
-    s1 = reduce[add](a)  : float64
+    s1 = parallel reduce[add](a)  : float64
     a[0:int64] = 5:float64
-    s2 = reduce[add](a)  : float64
+    s2 = parallel reduce[add](a)  : float64
     return ((s1 + s2) + s2)
 """
 
