@@ -15,6 +15,10 @@
  * the parameters of the data-parallel nodes inside it, which are the element's own), in id order. They are what
  * an outlined chunk's environment or a kernel's parameters hold besides the operands.
  *
+ * Regions are marked per function. A user function called from a region's element code keeps its own regions;
+ * a backend runs them sequentially when it reaches them from inside a region (libgomp does not nest teams; a gpu
+ * backend compiles such a callee as device code, its regions as plain loops).
+ *
  * This pass only marks: it never changes what a program computes. */
 #include <string.h>
 #include "ir.h"
