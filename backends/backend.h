@@ -1,7 +1,10 @@
 /* backend.h: the interface every backend implements. A backend takes a typed IrFunc (after the IR passes) and
  * produces native code reachable through one entry point with the slot calling convention of ir_abi_slots():
  *
- *     int entry(RtCtx *ctx, const int64_t *arg_slots, int64_t *ret_slots);   // 0, or an LkErrKind
+ *     int entry(RtCtx *ctx, const int64_t *arg_slots, int64_t *ret_slots);   // 0, or non-zero with ctx->err set
+ *
+ * The code reports an error by filling in the RtError record at the start of ctx (runtime.h) with stores, never
+ * by calling the host; strings it names are indices into `names`, which the backend fills while compiling.
  *
  * cpu (LLVM, one core) and openmp are built; gpu will implement the same struct. A backend never sees Python.
  * A compilation is content-addressed: key_extras, save and load are the seam of the code cache.
@@ -26,6 +29,7 @@ typedef struct BeOptions {
 
 typedef struct BeCompiled {
     BeEntry entry;
+    RtNames names;      /* the strings its error records name by index (runtime.h): the holder of entry keeps them */
     char *ir_text;      /* malloc'd optimised IR (LLVM) or source (CUDA) when asked for, else NULL */
     double compile_ms;  /* time spent in the backend */
     void *object;       /* keep_object: the backend's malloc'd compiled code (an object file for llvm), else NULL */

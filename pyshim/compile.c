@@ -82,6 +82,7 @@ void lk_free_spec(LkSpec *s)
     if (!s) return;
     free(s->typed_ir);
     free(s->llvm_ir);
+    rt_names_free(&s->names);
     PyMem_Free(s->arg_types);
     PyMem_Free(s);
 }
@@ -179,6 +180,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     LkSpec *s = PyMem_Calloc(1, sizeof *s);
     for (Py_ssize_t i = 0; i < nargs; i++) lk_key_arg(PyTuple_GET_ITEM(args, i), s->key, &s->keylen);
     s->entry = code->entry;
+    s->names = code->names;
     s->arg_types = types;
     s->nargs = (int)nargs;
     s->ret_type = typed->ret_type;

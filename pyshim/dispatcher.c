@@ -48,16 +48,17 @@ static PyObject *invoke(LkSpec *s, PyObject *args)
     for (int i = 0; i < s->nargs; i++) lk_unbox_arg(PyTuple_GET_ITEM(args, i), s->arg_types[i], slots, &nslot, arrays, &narrays);
     if (PyErr_Occurred()) goto done;
     RtCtx ctx;
-    ctx.status = LK_OK;
-    ctx.diag.kind = LK_OK;
+    ctx.err.status = LK_OK;
+    ctx.err.code = RT_ERR_NONE;
     ctx.buffers = NULL;
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = s->entry(&ctx, slots, ret);
     Py_END_ALLOW_THREADS
     if (status != 0) {
-        if (ctx.diag.kind == LK_OK) lk_diag_set(&ctx.diag, LK_ERR_INTERNAL, "", 0, 0, "compiled code failed without a message");
-        lk_raise_diag(&ctx.diag);
+        LkDiag diag;
+        rt_error_diag(&ctx.err, &s->names, &diag);
+        lk_raise_diag(&diag);
     } else {
         nslot = 0;
         result = lk_box_result(s->ret_type, ret, &nslot, &ctx, arrays, owners, &nowners);

@@ -30,6 +30,7 @@ typedef struct LkSpec {
     unsigned char key[LK_KEY_MAX];
     int keylen;
     BeEntry entry;
+    RtNames names;     /* what entry's error records name (BeCompiled.names) */
     IrType **arg_types;
     int nargs;
     IrType *ret_type;

@@ -109,8 +109,7 @@ int64_t rt_buffer_cache_bytes(void)
 RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes)
 {
     if (nbytes < 0 || nbytes > ((int64_t)1 << 48)) {
-        ctx->status = LK_ERR_MEMORY;
-        lk_diag_set(&ctx->diag, LK_ERR_MEMORY, "", 0, 0, "cannot allocate an array of %lld bytes", (long long)nbytes);
+        ctx->err = (RtError){LK_ERR_MEMORY, RT_ERR_MEMORY, 0, -1, {nbytes, 1, 0}};
         return NULL;
     }
     /* header and data in one block; data aligned to 64 bytes for vector loads */
@@ -119,8 +118,7 @@ RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes)
     if (mem) total = ((RtBuffer *)mem)->capacity;
     else mem = aligned_alloc(64, total);
     if (!mem) {
-        ctx->status = LK_ERR_MEMORY;
-        lk_diag_set(&ctx->diag, LK_ERR_MEMORY, "", 0, 0, "out of memory allocating an array of %lld bytes", (long long)nbytes);
+        ctx->err = (RtError){LK_ERR_MEMORY, RT_ERR_MEMORY, 0, -1, {nbytes, 0, 0}};
         return NULL;
     }
     RtBuffer *b = (RtBuffer *)mem;

@@ -147,14 +147,15 @@ int rt_parallel_for_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int6
     RtCtx ctxs[RT_MAX_THREADS];
     int status[RT_MAX_THREADS];
     for (int i = 0; i < nchunks; i++) {
-        ctxs[i].status = LK_OK;
-        ctxs[i].diag.kind = LK_OK;
+        ctxs[i].err.status = LK_OK;
         ctxs[i].buffers = NULL;
         status[i] = 0;
     }
     Team team = {fn, data, n, (int)nchunks, ctxs, status, 0};
     gomp_parallel(run_member, &team, (unsigned)nthreads, 0);
-    /* the chunks' allocations join the call's list; the first chunk's error (in iteration order) is reported */
+    /* the chunks' allocations join the call's list; the lowest failed chunk's error record becomes the call's
+     * (chunk c covers iterations before chunk c + 1's, and stops at its first error: so this is the first error
+     * in iteration order, whatever the thread count and whichever thread failed first) */
     int result = 0;
     for (int i = 0; i < nchunks; i++) {
         RtBuffer *b = ctxs[i].buffers;
@@ -166,8 +167,7 @@ int rt_parallel_for_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int6
         }
         if (status[i] && !result) {
             result = status[i];
-            ctx->status = ctxs[i].status;
-            ctx->diag = ctxs[i].diag;
+            ctx->err = ctxs[i].err;
         }
     }
     return result;

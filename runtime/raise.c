@@ -1,51 +1,55 @@
-/* raise.c: errors raised by compiled code. Each sets the call's status and message and returns the status,
- * which the compiled code passes up to the shim; the shim raises the Python exception. */
+/* raise.c: errors raised by compiled code. The code writes an RtError (runtime.h) and returns non-zero; here the
+ * host reads it back. rt_error_diag() holds every message of a run-time error, written as CPython and NumPy
+ * word them; nothing here runs while compiled code runs, so this file may format, allocate and read the name
+ * table freely. It never writes a record: that is the compiled code's (and rt_buffer_alloc's) job. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "runtime.h"
 
-int rt_raise_index(RtCtx *ctx, const char *file, int line, int64_t index, int64_t size, int64_t axis)
+LkErrKind rt_err_kind(RtErrCode code)
 {
-    ctx->status = LK_ERR_INDEX;
-    lk_diag_set(&ctx->diag, LK_ERR_INDEX, file, line, 0, "index %lld is out of bounds for axis %lld with size %lld",
-                (long long)index, (long long)axis, (long long)size);
-    return ctx->status;
+    switch (code) {
+    case RT_ERR_NONE: return LK_OK;
+    case RT_ERR_INDEX: case RT_ERR_MASK: return LK_ERR_INDEX;
+    case RT_ERR_MASK_VALUES: case RT_ERR_SHAPE: case RT_ERR_VALUE: return LK_ERR_VALUE;
+    case RT_ERR_ZERODIV: return LK_ERR_ZERODIV;
+    case RT_ERR_UNBOUND: return LK_ERR_UNBOUND;
+    case RT_ERR_MEMORY: return LK_ERR_MEMORY;
+    }
+    return LK_ERR_INTERNAL;
 }
 
-int rt_raise_mask(RtCtx *ctx, const char *file, int line, int64_t mask_size, int64_t size, int64_t axis)
+int rt_names_index(RtNames *t, const char *s)
 {
-    ctx->status = LK_ERR_INDEX;
-    lk_diag_set(&ctx->diag, LK_ERR_INDEX, file, line, 0,
-                "boolean index did not match indexed array along axis %lld; size of axis is %lld but size of "
-                "corresponding boolean axis is %lld", (long long)axis, (long long)size, (long long)mask_size);
-    return ctx->status;
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->names[i], s) == 0) return i;
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 8;
+        char **names = realloc(t->names, sizeof *names * (size_t)cap);
+        if (!names) return -1;
+        t->names = names;
+        t->cap = cap;
+    }
+    char *copy = strdup(s);
+    if (!copy) return -1;
+    t->names[t->n] = copy;
+    return t->n++;
 }
 
-int rt_raise_mask_values(RtCtx *ctx, const char *file, int line, int64_t nvalues, int64_t ntrue)
+void rt_names_free(RtNames *t)
 {
-    ctx->status = LK_ERR_VALUE;
-    lk_diag_set(&ctx->diag, LK_ERR_VALUE, file, line, 0,
-                "NumPy boolean array indexing assignment cannot assign %lld input values to the %lld output values "
-                "where the mask is true", (long long)nvalues, (long long)ntrue);
-    return ctx->status;
+    for (int i = 0; i < t->n; i++) free(t->names[i]);
+    free(t->names);
+    *t = (RtNames){0};
 }
 
-int rt_raise_zerodiv(RtCtx *ctx, const char *file, int line, int is_mod)
+static const char *name_at(const RtNames *t, int64_t i)
 {
-    ctx->status = LK_ERR_ZERODIV;
-    lk_diag_set(&ctx->diag, LK_ERR_ZERODIV, file, line, 0, "%s", is_mod ? "integer modulo by zero" : "integer division by zero");
-    return ctx->status;
+    return t && i >= 0 && i < t->n ? t->names[i] : NULL;
 }
 
-int rt_raise_shape(RtCtx *ctx, const char *file, int line, int64_t a, int64_t b, int64_t axis)
-{
-    ctx->status = LK_ERR_VALUE;
-    lk_diag_set(&ctx->diag, LK_ERR_VALUE, file, line, 0,
-                "operands could not be broadcast together: size %lld against size %lld (dimension %lld from the right)",
-                (long long)a, (long long)b, (long long)axis);
-    return ctx->status;
-}
-
-int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which)
+static const char *value_message(int64_t which)
 {
     static const char *msgs[] = {
         [RT_VAL_RANGE_STEP_ZERO] = "range() arg 3 must not be zero",
@@ -59,17 +63,58 @@ int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which)
         [RT_VAL_MASK_SHAPE] = "boolean index did not match the indexed array's shape",
         [RT_VAL_CONCAT] = "all the input array dimensions except for the concatenation axis must match exactly",
     };
-    const char *m = which > 0 && which < (int64_t)(sizeof msgs / sizeof msgs[0]) && msgs[which] ? msgs[which] : "invalid value";
-    ctx->status = LK_ERR_VALUE;
-    lk_diag_set(&ctx->diag, LK_ERR_VALUE, file, line, 0, "%s", m);
-    return ctx->status;
+    return which > 0 && which < (int64_t)(sizeof msgs / sizeof msgs[0]) && msgs[which] ? msgs[which] : "invalid value";
 }
 
-int rt_raise_unbound(RtCtx *ctx, const char *file, int line, const char *name)
+void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out)
 {
-    ctx->status = LK_ERR_UNBOUND;
-    lk_diag_set(&ctx->diag, LK_ERR_UNBOUND, file, line, 0, "cannot access local variable '%s' where it is not associated with a value", name);
-    return ctx->status;
+    const char *file = name_at(names, e->where);
+    if (!file) file = "";
+    const long long x[3] = {e->extra[0], e->extra[1], e->extra[2]};
+    LkErrKind kind = rt_err_kind((RtErrCode)e->code);
+    out->kind = LK_OK; /* out is written, whatever it held */
+    switch ((RtErrCode)e->code) {
+    case RT_ERR_NONE:
+        lk_diag_set(out, LK_ERR_INTERNAL, "", 0, 0, "compiled code failed without a message");
+        return;
+    case RT_ERR_INDEX:
+        lk_diag_set(out, kind, file, e->line, 0, "index %lld is out of bounds for axis %lld with size %lld", x[0], x[2],
+                    x[1]);
+        return;
+    case RT_ERR_MASK:
+        lk_diag_set(out, kind, file, e->line, 0,
+                    "boolean index did not match indexed array along axis %lld; size of axis is %lld but size of "
+                    "corresponding boolean axis is %lld", x[2], x[1], x[0]);
+        return;
+    case RT_ERR_MASK_VALUES:
+        lk_diag_set(out, kind, file, e->line, 0,
+                    "NumPy boolean array indexing assignment cannot assign %lld input values to the %lld output values "
+                    "where the mask is true", x[0], x[1]);
+        return;
+    case RT_ERR_ZERODIV:
+        lk_diag_set(out, kind, file, e->line, 0, "%s", x[0] ? "integer modulo by zero" : "integer division by zero");
+        return;
+    case RT_ERR_SHAPE:
+        lk_diag_set(out, kind, file, e->line, 0,
+                    "operands could not be broadcast together: size %lld against size %lld (dimension %lld from the right)",
+                    x[0], x[1], x[2]);
+        return;
+    case RT_ERR_VALUE:
+        lk_diag_set(out, kind, file, e->line, 0, "%s", value_message(x[0]));
+        return;
+    case RT_ERR_UNBOUND: {
+        const char *var = name_at(names, x[0]);
+        lk_diag_set(out, kind, file, e->line, 0, "cannot access local variable '%s' where it is not associated with a value",
+                    var ? var : "?");
+        return;
+    }
+    case RT_ERR_MEMORY:
+        lk_diag_set(out, kind, file, e->line, 0, x[1] ? "cannot allocate an array of %lld bytes"
+                                                       : "out of memory allocating an array of %lld bytes", x[0]);
+        return;
+    }
+    lk_diag_set(out, LK_ERR_INTERNAL, file, e->line, 0, "compiled code failed with error record %d (status %d)", e->code,
+                e->status);
 }
 
 /* Integer power by squaring, wrapping like NumPy's integer arithmetic. The exponent is >= 0 (checked by the
@@ -89,11 +134,8 @@ static int64_t rt_ipow(int64_t base, int64_t exp)
 const RtSymbol *rt_symbols(int *count)
 {
     static const RtSymbol syms[] = {
-        {"rt_buffer_alloc", (void *)rt_buffer_alloc}, {"rt_raise_index", (void *)rt_raise_index},
-        {"rt_raise_mask", (void *)rt_raise_mask}, {"rt_raise_mask_values", (void *)rt_raise_mask_values},
-        {"rt_raise_zerodiv", (void *)rt_raise_zerodiv}, {"rt_raise_shape", (void *)rt_raise_shape},
-        {"rt_raise_value", (void *)rt_raise_value}, {"rt_ipow", (void *)rt_ipow},
-        {"rt_raise_unbound", (void *)rt_raise_unbound}, {"rt_parallel_for", (void *)rt_parallel_for},
+        {"rt_buffer_alloc", (void *)rt_buffer_alloc}, {"rt_ipow", (void *)rt_ipow},
+        {"rt_parallel_for", (void *)rt_parallel_for},
         {"rt_parallel_threads", (void *)rt_parallel_threads},
         {"rt_get_num_threads", (void *)rt_get_num_threads}, {"rt_get_parallel_threshold", (void *)rt_get_parallel_threshold},
         {"rt_gemm_f64", (void *)rt_gemm_f64}, {"rt_gemm_f32", (void *)rt_gemm_f32},

@@ -3,7 +3,9 @@
  * - LkDiag: a diagnostic as a value (kind, message, file, line, col). Layers return it up; only pyshim/
  *   turns it into a Python exception.
  * - RtArena: bump allocation for one compilation; everything in it is freed at once.
- * - RtCtx: the per-call context that compiled code receives. It carries the error status of the call and
+ * - RtError: an error raised by compiled code, as a record of plain numbers that any device can write;
+ *   RtNames: the strings those records name by index, kept on the host.
+ * - RtCtx: the per-call context that compiled code receives. It carries the error record of the call and
  *   the list of buffers the call allocated, so that temporaries are freed when the call returns.
  * - RtBuffer: a heap block holding array data. Compiled code allocates through rt_buffer_alloc().
  *
@@ -53,7 +55,7 @@ char *rt_arena_strdup(RtArena *a, const char *s);
 void *rt_arena_dup(RtArena *a, const void *p, size_t n);
 void rt_out_of_memory(size_t n); /* the compiler's allocation of n bytes failed: a message, then abort() */
 
-/* ---- buffers and the per-call context ---- */
+/* ---- buffers ---- */
 #define RT_BUFFER_MAGIC 0x4c4b4255u /* "LKBU" */
 
 typedef struct RtBuffer {
@@ -71,21 +73,68 @@ typedef struct RtBuffer {
 #define RT_ARG_BASE_MAX 4096
 #define RT_IS_ARG_BASE(p) ((uintptr_t)(p) >= 1 && (uintptr_t)(p) <= RT_ARG_BASE_MAX)
 
+/* ---- errors raised by compiled code ----
+ * Who writes: compiled code, wherever it runs (the calling thread, an openmp chunk, a GPU thread), fills in the
+ * RtError at the start of its context with plain stores and returns non-zero; it calls nothing and formats
+ * nothing, and the record holds no pointers, so device code can write it. rt_buffer_alloc() (host) writes
+ * RT_ERR_MEMORY the same way. A function stops at its first error, so a context holds one record.
+ * Who reads: the host, after the call. rt_error_diag() turns a record into the LkDiag with the message CPython
+ * or NumPy would give, and pyshim/ that into the Python exception. Strings (the source file, the name of an
+ * unbound variable) are indices into the RtNames table that the backend builds while it compiles and keeps
+ * with the code on the host.
+ * Several contexts at once (the chunks of rt_parallel_for, each with its own): the record of the lowest chunk
+ * that failed becomes the call's. Chunks cover ascending iterations and each stops at its first error, so this
+ * is the error of the first failing iteration, as on one thread: it does not depend on the thread count or on
+ * which thread finished first. */
+typedef enum {
+    RT_ERR_NONE = 0,
+    RT_ERR_INDEX,       /* IndexError: extra = {index, size of the axis, axis} */
+    RT_ERR_MASK,        /* IndexError, a boolean index of the wrong size: {mask's size, array's size, axis} */
+    RT_ERR_MASK_VALUES, /* ValueError, a[mask] = values of the wrong length: {values, set elements of the mask} */
+    RT_ERR_ZERODIV,     /* ZeroDivisionError: {1 for %, 0 for //} */
+    RT_ERR_SHAPE,       /* ValueError, sizes that do not broadcast: {size, size, dimension from the right} */
+    RT_ERR_VALUE,       /* ValueError: {RT_VAL_* below, which message} */
+    RT_ERR_UNBOUND,     /* UnboundLocalError: {the variable's name, an index into RtNames} */
+    RT_ERR_MEMORY,      /* MemoryError: {bytes asked for, 1 when too many to try} */
+} RtErrCode;
+
+/* Messages of RT_ERR_VALUE, by extra[0]. */
+enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
+       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT, RT_VAL_MASK_SHAPE };
+
+/* The layout is part of the contract with compiled code (offsets 0, 4, 8, 12, 16; 40 bytes). */
+typedef struct RtError {
+    int32_t status;   /* LkErrKind (rt_err_kind(code)); LK_OK while nothing failed */
+    int32_t code;     /* RtErrCode */
+    int32_t line;     /* the source line; 0: none */
+    int32_t where;    /* the source file, an index into RtNames; -1: none */
+    int64_t extra[3]; /* what the message needs, by code (above) */
+} RtError;
+_Static_assert(sizeof(RtError) == 40 && offsetof(RtError, extra) == 16, "RtError's layout is fixed");
+
+/* The status a code reports. */
+LkErrKind rt_err_kind(RtErrCode code);
+
+/* The strings that error records name, by index (the same string, the same index). Built by a backend as it
+ * emits code, owned by whoever keeps the code. */
+typedef struct RtNames {
+    char **names;
+    int n, cap;
+} RtNames;
+int rt_names_index(RtNames *t, const char *s); /* -1 when out of memory */
+void rt_names_free(RtNames *t);
+/* The diagnostic that e stands for (names: the table of the code that wrote it). The one place where the
+ * messages of run-time errors are written. */
+void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out);
+
+/* ---- the per-call context ---- */
 typedef struct RtCtx {
-    int status;          /* LkErrKind of the error raised, LK_OK while none */
-    LkDiag diag;         /* filled in with status */
+    RtError err;         /* first: compiled code writes the record at the context's address */
     RtBuffer *buffers;   /* every buffer this call allocated and still owns */
 } RtCtx;
 
-/* Called from compiled code. They return the status code so the caller can propagate it. */
+/* Called from compiled code; NULL with ctx->err set (RT_ERR_MEMORY) when the memory cannot be had. */
 RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes);
-int rt_raise_index(RtCtx *ctx, const char *file, int line, int64_t index, int64_t size, int64_t axis);
-int rt_raise_mask(RtCtx *ctx, const char *file, int line, int64_t mask_size, int64_t size, int64_t axis);
-int rt_raise_mask_values(RtCtx *ctx, const char *file, int line, int64_t nvalues, int64_t ntrue);
-int rt_raise_zerodiv(RtCtx *ctx, const char *file, int line, int is_mod);
-int rt_raise_shape(RtCtx *ctx, const char *file, int line, int64_t a, int64_t b, int64_t axis);
-int rt_raise_value(RtCtx *ctx, const char *file, int line, int64_t which);
-int rt_raise_unbound(RtCtx *ctx, const char *file, int line, const char *name);
 
 /* C (m x n, C-contiguous, overwritten) = A (m x k) @ B (k x n), strides of A and B in bytes (gemm.c). */
 void rt_gemm_f64(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0, int64_t sb1, double *C,
@@ -96,10 +145,6 @@ void rt_gemm_f32(const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t
 /* The same on the openmp backend's team, blocks of rows of C a thread. */
 int rt_gemm_parallel(RtCtx *ctx, int is_f32, const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0,
                      int64_t sb1, void *C, int64_t m, int64_t n, int64_t k);
-
-/* Messages for rt_raise_value, by code. */
-enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
-       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT, RT_VAL_MASK_SHAPE };
 
 /* After a call: free every buffer still owned by ctx (temporaries, or everything after an error). */
 void rt_ctx_release(RtCtx *ctx);
@@ -122,7 +167,8 @@ RtStats rt_stats(void);
 #define RT_MAX_THREADS 256
 /* Runs iterations [lo, hi) of a loop as thread tid, with a context of its own; returns 0 or an error status. */
 typedef int (*RtChunkFn)(RtCtx *ctx, void *data, int64_t lo, int64_t hi, int tid);
-/* Iterations [0, n) on the team (or on this thread when work is below the threshold, or no OpenMP runtime). */
+/* Iterations [0, n) on the team (or on this thread when work is below the threshold, or no OpenMP runtime);
+ * a failed chunk's error record, the lowest chunk's when several fail, becomes ctx's. */
 int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work);
 /* The same with per_thread chunks per thread (rt_parallel_for takes a few, for balance): 1 for work whose
  * chunks each pay a set-up cost that a bigger chunk shares, such as GEMM's packing of B. */

@@ -128,6 +128,40 @@ def test_index_error_inside_a_parallel_loop():
         lk.jit(f, backend="openmp")(A)
 
 
+def two_bad_reads(a, idx):
+    s = 0.0
+    for k in lk.prange(len(idx)):
+        if k % 2 == 0:
+            s += a[idx[k]]
+        else:
+            s += a[idx[k]] * 2.0
+    return s
+
+
+def test_the_first_failing_chunk_raises_whatever_the_threads(every_loop_on_the_team):
+    """Two chunks fail with different IndexErrors (other index, other line): the one raised is the one CPython
+    raises, the first in iteration order, every time and on any number of threads, although the later chunk fails
+    first (after one iteration; the earlier one after all of its own)."""
+    import traceback
+
+    n = 2 * 3 * 4 * 5 * 7 * 40  # a chunk boundary at n // 2 for 1 to 16 threads (4 chunks each)
+    a = np.arange(10.0)
+    idx = np.zeros(n, dtype=np.int64)
+    idx[n // 2 - 1] = 11  # last iteration of the lower half: odd k, the `* 2.0` line
+    idx[n // 2] = 12      # first iteration of the upper half: even k, the other line
+    with pytest.raises(IndexError) as ref:
+        two_bad_reads(a, idx)
+    ref_line = traceback.extract_tb(ref.value.__traceback__)[-1].lineno
+    f = lk.jit(two_bad_reads, backend="openmp")
+    for threads in (1, 2, 3, 4, 16):
+        lk.set_num_threads(threads)
+        for _ in range(20):
+            with pytest.raises(IndexError) as got:
+                f(a, idx)
+            assert str(got.value).splitlines()[0] == str(ref.value) == "index 11 is out of bounds for axis 0 with size 10"
+            assert got.value.lk_line == ref_line
+
+
 def test_small_loops_below_the_threshold_give_the_same_results():
     c, o = both(reductions, A[:100], I[:100])
     for x, y in zip(c, o):

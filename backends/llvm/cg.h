@@ -39,7 +39,7 @@ typedef struct Cg {
     LLVMBasicBlockRef err_bb;
     LLVMBasicBlockRef break_bb[CG_MAX_LOOPS], continue_bb[CG_MAX_LOOPS];
     int loop_depth;
-    LLVMValueRef file_str;
+    RtNames *names;               /* the strings error records name (source files, variables), by index */
     bool parallel;                /* the openmp backend: outermost data-parallel loops run on the team */
     int par_depth;                /* > 0 inside an outlined loop: everything nested runs on its thread */
     int chunk_level;              /* the loop level a chunk restricts (0; 1 for reductions along axis 0) */
@@ -75,7 +75,9 @@ LLVMValueRef cg_expr(Cg *cg, const IrNode *n);
 void cg_block(Cg *cg, const IrBlock *b);
 LLVMValueRef cg_alloca(Cg *cg, LLVMTypeRef t, const char *name);
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
-void cg_raise_if(Cg *cg, LLVMValueRef cond, const char *rt_fn, IrPos pos, LLVMValueRef *extra, int nextra);
+/* Where cond holds: the error record filled in (code, pos's file and line, extra: the code's numbers, as
+ * runtime.h lists them, at most 3) and the function's error block; else on. */
+void cg_raise_if(Cg *cg, LLVMValueRef cond, RtErrCode code, IrPos pos, LLVMValueRef *extra, int nextra);
 void cg_check_status(Cg *cg, LLVMValueRef status);
 /* Enters a loop for break/continue (false, with the error set, when loops nest too deeply). */
 bool cg_push_loop(Cg *cg, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont, IrPos pos);

@@ -80,7 +80,7 @@ static LLVMValueRef wrap_index(Cg *cg, const IrNode *n, LLVMValueRef v, LLVMValu
     if (n->u.index.checked) {
         LLVMValueRef bad = LLVMBuildICmp(cg->b, LLVMIntUGE, w, dim, "");
         LLVMValueRef extra[3] = {v, dim, cg_i64(cg, axis)};
-        cg_raise_if(cg, bad, "rt_raise_index", n->pos, extra, 3);
+        cg_raise_if(cg, bad, RT_ERR_INDEX, n->pos, extra, 3);
     }
     return w;
 }
@@ -94,7 +94,7 @@ static void slice_bounds(Cg *cg, const IrNode *s, LLVMValueRef dim, LLVMValueRef
     LLVMValueRef step = s->u.slice.step ? cg_expr(cg, s->u.slice.step) : one;
     if (s->u.slice.step && !(s->u.slice.step->kind == IR_CONST && s->u.slice.step->u.konst.i != 0)) {
         LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_SLICE_STEP_ZERO)};
-        cg_raise_if(cg, LLVMBuildICmp(b, LLVMIntEQ, step, zero, ""), "rt_raise_value", s->pos, extra, 1);
+        cg_raise_if(cg, LLVMBuildICmp(b, LLVMIntEQ, step, zero, ""), RT_ERR_VALUE, s->pos, extra, 1);
     }
     LLVMValueRef back = LLVMBuildICmp(b, LLVMIntSLT, step, zero, "");
     LLVMValueRef lower = LLVMBuildSelect(b, back, m1, zero, "");
@@ -226,9 +226,9 @@ LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPo
         overflow = LLVMBuildOr(cg->b, overflow, LLVMBuildExtractValue(cg->b, r, 1, ""), "");
     }
     LLVMValueRef neg_extra[1] = {cg_i64(cg, RT_VAL_NEGATIVE_DIM)};
-    cg_raise_if(cg, negative, "rt_raise_value", pos, neg_extra, 1);
+    cg_raise_if(cg, negative, RT_ERR_VALUE, pos, neg_extra, 1);
     LLVMValueRef big_extra[1] = {cg_i64(cg, RT_VAL_TOO_BIG)};
-    cg_raise_if(cg, overflow, "rt_raise_value", pos, big_extra, 1);
+    cg_raise_if(cg, overflow, RT_ERR_VALUE, pos, big_extra, 1);
     LLVMTypeRef params[2] = {cg->ptr, cg->i64};
     LLVMValueRef args[2] = {cg->rtctx, total};
     LLVMValueRef buf = cg_call_rt(cg, "rt_buffer_alloc", cg->ptr, params, args, 2);
@@ -266,7 +266,7 @@ LLVMValueRef cg_bcast_shape(Cg *cg, const IrNode *n)
         LLVMValueRef fits = LLVMBuildOr(cg->b, in_is1, LLVMBuildOr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, s, cg_i64(cg, 1), ""),
                                                                    LLVMBuildICmp(cg->b, LLVMIntEQ, in, s, ""), ""), "");
         LLVMValueRef extra[3] = {in, s, cg_i64(cg, nd - axis)};
-        cg_raise_if(cg, LLVMBuildNot(cg->b, fits, ""), "rt_raise_shape", n->pos, extra, 3);
+        cg_raise_if(cg, LLVMBuildNot(cg->b, fits, ""), RT_ERR_SHAPE, n->pos, extra, 3);
         s = LLVMBuildSelect(cg->b, in_is1, s, in, "");
     }
     return s;
@@ -315,7 +315,7 @@ bool cg_map_prepare(Cg *cg, CgMap *m, const IrNode *map, LLVMValueRef *out_dims,
             LLVMValueRef eq = LLVMBuildICmp(cg->b, LLVMIntEQ, in, m->dims[d], "");
             LLVMValueRef is1 = LLVMBuildICmp(cg->b, LLVMIntEQ, in, cg_i64(cg, 1), "");
             LLVMValueRef extra[3] = {in, m->dims[d], cg_i64(cg, t->ndim - k)};
-            cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildOr(cg->b, eq, is1, ""), ""), "rt_raise_shape", map->pos, extra, 3);
+            cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildOr(cg->b, eq, is1, ""), ""), RT_ERR_SHAPE, map->pos, extra, 3);
             m->flat_ok = LLVMBuildAnd(cg->b, m->flat_ok, eq, "");
             m->bstrides[i][k] = LLVMBuildSelect(cg->b, LLVMBuildAnd(cg->b, is1, LLVMBuildNot(cg->b, eq, ""), ""),
                                                 cg_i64(cg, 0), cg_array_stride(cg, m->vals[i], k), "");

@@ -301,7 +301,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
             for (int d = 0; d < m.ndim; d++)
                 empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[d], cg_i64(cg, 0), ""), "");
             LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-            cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+            cg_raise_if(cg, empty, RT_ERR_VALUE, n->pos, extra, 1);
         }
         return cg_reduce_special_on_team(cg, &m, dt, n);
     }
@@ -320,7 +320,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         cg_map_run(cg, &m, true, false);
         if (m.started) {
             LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-            cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildLoad2(cg->b, cg->i1, m.started, ""), ""), "rt_raise_value", n->pos, extra, 1);
+            cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildLoad2(cg->b, cg->i1, m.started, ""), ""), RT_ERR_VALUE, n->pos, extra, 1);
         }
         return LLVMBuildLoad2(cg->b, at, m.acc, "");
     }
@@ -330,7 +330,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
             for (int d = 0; d < m.ndim; d++)
                 empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[d], cg_i64(cg, 0), ""), "");
             LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-            cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+            cg_raise_if(cg, empty, RT_ERR_VALUE, n->pos, extra, 1);
         }
         m.sink = is_arg ? CG_SINK_ARG_ALL : CG_SINK_REDUCE_ALL;
         m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt)), "acc");
@@ -356,7 +356,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         for (int d = 0; d < o; d++) osize = LLVMBuildMul(cg->b, osize, odims[d], "");
         LLVMValueRef empty = LLVMBuildAnd(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[axis], cg_i64(cg, 0), ""),
                                           LLVMBuildICmp(cg->b, LLVMIntSGT, osize, cg_i64(cg, 0), ""), "");
-        cg_raise_if(cg, empty, "rt_raise_value", n->pos, extra, 1);
+        cg_raise_if(cg, empty, RT_ERR_VALUE, n->pos, extra, 1);
     }
     m.out = n->u.reduce.out ? cg_expr(cg, n->u.reduce.out) : cg_new_array(cg, n->type->dtype, o, odims, n->pos);
     m.out_type = n->type;

@@ -119,7 +119,7 @@ static LLVMValueRef int_divmod(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValu
     LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(r));
     LLVMValueRef is_zero = LLVMBuildICmp(cg->b, LLVMIntEQ, r, zero, "");
     LLVMValueRef extra[1] = {LLVMConstInt(cg->i32, is_mod, 0)};
-    cg_raise_if(cg, is_zero, "rt_raise_zerodiv", n->pos, extra, 1);
+    cg_raise_if(cg, is_zero, RT_ERR_ZERODIV, n->pos, extra, 1);
     if (!is_signed) return is_mod ? LLVMBuildURem(cg->b, l, r, "") : LLVMBuildUDiv(cg->b, l, r, "");
     /* divide by 1 where r == -1, so sdiv cannot overflow; fix the result up afterwards */
     LLVMValueRef minus1 = LLVMConstAllOnes(LLVMTypeOf(r));
@@ -185,7 +185,7 @@ static LLVMValueRef int_pow(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRe
     if (ir_dtype_is_signed(dt)) {
         LLVMValueRef neg = LLVMBuildICmp(cg->b, LLVMIntSLT, r, LLVMConstNull(LLVMTypeOf(r)), "");
         LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_NEG_POWER)};
-        cg_raise_if(cg, neg, "rt_raise_value", n->pos, extra, 1);
+        cg_raise_if(cg, neg, RT_ERR_VALUE, n->pos, extra, 1);
     }
     IrType *from = ir_type_scalar(dt), *i64 = ir_type_scalar(IR_DT_INT64);
     LLVMValueRef args[2] = {cg_cast(cg, l, from, i64), cg_cast(cg, r, from, i64)};

@@ -32,21 +32,33 @@ static void continue_in_dead_block(Cg *cg)
     LLVMPositionBuilderAtEnd(cg->b, cg_new_bb(cg, "dead"));
 }
 
-void cg_raise_if(Cg *cg, LLVMValueRef cond, const char *rt_fn, IrPos pos, LLVMValueRef *extra, int nextra)
+/* The error record (runtime.h's RtError, at the start of the context) filled in with stores: nothing is called,
+ * so a chunk on another thread (or a kernel, in another backend) reports errors the same way. */
+static void store_error(Cg *cg, RtErrCode code, IrPos pos, LLVMValueRef *extra, int nextra)
+{
+    LLVMTypeRef fields[5] = {cg->i32, cg->i32, cg->i32, cg->i32, LLVMArrayType(cg->i64, 3)};
+    LLVMTypeRef rec = LLVMStructTypeInContext(cg->ctx, fields, 5, 0);
+    int where = rt_names_index(cg->names, cg->f->file);
+    int32_t head[4] = {(int32_t)rt_err_kind(code), (int32_t)code, pos.line, where};
+    for (unsigned i = 0; i < 4; i++)
+        LLVMBuildStore(cg->b, LLVMConstInt(cg->i32, (unsigned long long)(int64_t)head[i], 1),
+                       LLVMBuildStructGEP2(cg->b, rec, cg->rtctx, i, ""));
+    for (int i = 0; i < nextra && i < 3; i++) {
+        LLVMValueRef idx[3] = {LLVMConstInt(cg->i32, 0, 0), LLVMConstInt(cg->i32, 4, 0), LLVMConstInt(cg->i32, (unsigned)i, 0)};
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(cg->b, rec, cg->rtctx, idx, 3, "");
+        LLVMBuildStore(cg->b, LLVMBuildIntCast2(cg->b, extra[i], cg->i64, 1, ""), slot);
+    }
+    LLVMBuildBr(cg->b, cg->err_bb);
+}
+
+void cg_raise_if(Cg *cg, LLVMValueRef cond, RtErrCode code, IrPos pos, LLVMValueRef *extra, int nextra)
 {
     LLVMValueRef expect_args[2] = {cond, LLVMConstInt(cg->i1, 0, 0)};
     cond = cg_call_intrinsic(cg, "llvm.expect", cg->i1, expect_args, 2);
     LLVMBasicBlockRef raise = cg_new_bb(cg, "raise"), ok = cg_new_bb(cg, "ok");
     LLVMBuildCondBr(cg->b, cond, raise, ok);
     LLVMPositionBuilderAtEnd(cg->b, raise);
-    LLVMValueRef args[8] = {cg->rtctx, cg->file_str, LLVMConstInt(cg->i32, (unsigned long long)pos.line, 0)};
-    LLVMTypeRef params[8] = {cg->ptr, cg->ptr, cg->i32};
-    for (int i = 0; i < nextra && i < 5; i++) {
-        args[3 + i] = extra[i];
-        params[3 + i] = LLVMTypeOf(extra[i]);
-    }
-    cg_call_rt(cg, rt_fn, cg->i32, params, args, 3 + nextra);
-    LLVMBuildBr(cg->b, cg->err_bb);
+    store_error(cg, code, pos, extra, nextra);
     LLVMPositionBuilderAtEnd(cg->b, ok);
 }
 
@@ -150,15 +162,8 @@ LLVMValueRef cg_expr(Cg *cg, const IrNode *n)
         if (n->u.var.check_bound) {
             IrVar *v = n->u.var.var;
             LLVMValueRef set = LLVMBuildLoad2(cg->b, cg->i1, cg->bound_flags[v->id], "");
-            LLVMValueRef name = LLVMBuildGlobalStringPtr(cg->b, v->name, "varname");
-            LLVMBasicBlockRef raise = cg_new_bb(cg, "unbound"), ok = cg_new_bb(cg, "bound");
-            LLVMBuildCondBr(cg->b, set, ok, raise);
-            LLVMPositionBuilderAtEnd(cg->b, raise);
-            LLVMTypeRef params[4] = {cg->ptr, cg->ptr, cg->i32, cg->ptr};
-            LLVMValueRef args[4] = {cg->rtctx, cg->file_str, LLVMConstInt(cg->i32, (unsigned long long)n->pos.line, 0), name};
-            cg_call_rt(cg, "rt_raise_unbound", cg->i32, params, args, 4);
-            LLVMBuildBr(cg->b, cg->err_bb);
-            LLVMPositionBuilderAtEnd(cg->b, ok);
+            LLVMValueRef name[1] = {cg_i64(cg, rt_names_index(cg->names, v->name))};
+            cg_raise_if(cg, LLVMBuildNot(cg->b, set, ""), RT_ERR_UNBOUND, n->pos, name, 1);
         }
         return LLVMBuildLoad2(cg->b, cg_type(cg, n->u.var.var->type), cg->var_slots[n->u.var.var->id], "");
     case IR_BINOP: {
@@ -268,10 +273,10 @@ static void cg_for_range(Cg *cg, const IrNode *s)
     int64_t step_value = step_const ? step_node->u.konst.i : 0;
     if (!step_const) {
         LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_RANGE_STEP_ZERO)};
-        cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntEQ, step, LLVMConstNull(lt), ""), "rt_raise_value", s->pos, extra, 1);
+        cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntEQ, step, LLVMConstNull(lt), ""), RT_ERR_VALUE, s->pos, extra, 1);
     } else if (step_value == 0) {
         LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_RANGE_STEP_ZERO)};
-        cg_raise_if(cg, LLVMConstInt(cg->i1, 1, 0), "rt_raise_value", s->pos, extra, 1);
+        cg_raise_if(cg, LLVMConstInt(cg->i1, 1, 0), RT_ERR_VALUE, s->pos, extra, 1);
     }
     if (s->u.for_range.parallel && cg->parallel && cg->par_depth == 0) {
         cg_prange(cg, s, start, stop, step);
@@ -393,7 +398,6 @@ static void emit_function(Cg *cg, IrFunc *f)
     LLVMPositionBuilderAtEnd(cg->b, cg->entry_bb);
     cg->rtctx = LLVMGetParam(cg->fn, 0);
     cg->retptr = LLVMGetParam(cg->fn, 1);
-    cg->file_str = LLVMBuildGlobalStringPtr(cg->b, f->file, "file");
     cg->var_slots = rt_arena_alloc(f->arena, sizeof(LLVMValueRef) * (size_t)(f->nvars + 1));
     cg->bound_flags = rt_arena_alloc(f->arena, sizeof(LLVMValueRef) * (size_t)(f->nvars + 1));
     for (int i = 0; i < f->nvars; i++) {

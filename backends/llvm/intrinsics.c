@@ -9,7 +9,7 @@ static LLVMValueRef matmul(Cg *cg, const IrNode *n)
     LLVMValueRef m = cg_array_dim(cg, a, 0), k = cg_array_dim(cg, a, 1);
     LLVMValueRef kb = cg_array_dim(cg, b, 0), nn = cg_array_dim(cg, b, 1);
     LLVMValueRef extra[3] = {k, kb, cg_i64(cg, 0)};
-    cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, k, kb, ""), "rt_raise_shape", n->pos, extra, 3);
+    cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, k, kb, ""), RT_ERR_SHAPE, n->pos, extra, 3);
     LLVMValueRef dims[2] = {m, nn};
     IrDtype dt = n->type->dtype;
     LLVMValueRef c = cg_new_array(cg, dt, 2, dims, n->pos);
@@ -59,7 +59,7 @@ static LLVMValueRef reshape(Cg *cg, const IrNode *n)
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntUGT, nneg, cg_i64(cg, 1), ""), "");
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, prod, total, ""), "");
     LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_RESHAPE)};
-    cg_raise_if(cg, bad, "rt_raise_value", n->pos, extra, 1);
+    cg_raise_if(cg, bad, RT_ERR_VALUE, n->pos, extra, 1);
     LLVMValueRef agg = LLVMGetUndef(cg_type(cg, n->type));
     agg = LLVMBuildInsertValue(cg->b, agg, cg_array_data(cg, x), 0, "");
     agg = LLVMBuildInsertValue(cg->b, agg, LLVMBuildExtractValue(cg->b, x, 1, ""), 1, "");
@@ -120,7 +120,7 @@ static LLVMValueRef concatenate(Cg *cg, const IrNode *n)
                 bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, cg_array_dim(cg, parts[i], d), dims[d], ""), "");
     }
     LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_CONCAT)};
-    cg_raise_if(cg, bad, "rt_raise_value", n->pos, extra, 1);
+    cg_raise_if(cg, bad, RT_ERR_VALUE, n->pos, extra, 1);
     LLVMValueRef out = cg_new_array(cg, n->type->dtype, nd, dims, n->pos);
     LLVMValueRef offset = cg_i64(cg, 0);
     for (int i = 0; i < np; i++) {
@@ -202,7 +202,7 @@ static void check_mask_shape(Cg *cg, MaskEnv *e, LLVMValueRef *dims, IrPos pos)
     for (int d = 0; d < e->at->ndim; d++) {
         dims[d] = cg_array_dim(cg, e->a, d);
         LLVMValueRef extra[3] = {cg_array_dim(cg, e->mask, d), dims[d], cg_i64(cg, d)};
-        cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, dims[d], cg_array_dim(cg, e->mask, d), ""), "rt_raise_mask", pos, extra, 3);
+        cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, dims[d], cg_array_dim(cg, e->mask, d), ""), RT_ERR_MASK, pos, extra, 3);
     }
 }
 
@@ -235,7 +235,7 @@ void cg_mask_store_values(Cg *cg, const IrNode *target, const IrNode *values)
     e.one_value = LLVMBuildICmp(cg->b, LLVMIntEQ, nv, cg_i64(cg, 1), "");
     LLVMValueRef fits = LLVMBuildOr(cg->b, e.one_value, LLVMBuildICmp(cg->b, LLVMIntEQ, nv, total, ""), "");
     LLVMValueRef extra[2] = {nv, total};
-    cg_raise_if(cg, LLVMBuildNot(cg->b, fits, ""), "rt_raise_mask_values", target->pos, extra, 2);
+    cg_raise_if(cg, LLVMBuildNot(cg->b, fits, ""), RT_ERR_MASK_VALUES, target->pos, extra, 2);
     LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
     cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
 }

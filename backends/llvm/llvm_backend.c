@@ -122,6 +122,48 @@ static void name_symbols(LLVMModuleRef mod, const char *module)
     }
 }
 
+/* The table of the strings the code's error records name (RtNames: files, variables), as data of the module
+ * named `<module>.error_names`: the strings in index order, each ended by NUL, then an empty one. The code
+ * carries its table: compiled here, reused in this process or loaded from saved bytes, the table is read back
+ * from the code (read_names), so it always matches the indices compiled in. */
+static bool emit_names(Cg *cg, const char *module, LkDiag *diag)
+{
+    size_t len = 1;
+    for (int i = 0; i < cg->names->n; i++) len += strlen(cg->names->names[i]) + 1;
+    char *blob = malloc(len), *sym = malloc(strlen(module) + sizeof ".error_names");
+    if (!blob || !sym) {
+        free(blob);
+        free(sym);
+        lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0, "out of memory naming the errors of compiled code");
+        return false;
+    }
+    char *p = blob;
+    for (int i = 0; i < cg->names->n; i++) p = stpcpy(p, cg->names->names[i]) + 1;
+    *p = 0;
+    LLVMValueRef init = LLVMConstStringInContext(cg->ctx, blob, (unsigned)len, 1);
+    sprintf(sym, "%s.error_names", module);
+    LLVMValueRef g = LLVMAddGlobal(cg->mod, LLVMTypeOf(init), sym);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    free(blob);
+    free(sym);
+    return true;
+}
+
+static bool read_names(const char *module, RtNames *names, LkDiag *diag)
+{
+    char sym[512];
+    snprintf(sym, sizeof sym, "%s.error_names", module);
+    const char *p = cg_jit_find(sym, diag);
+    if (!p) return false;
+    for (; *p; p += strlen(p) + 1)
+        if (rt_names_index(names, p) < 0) {
+            lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0, "out of memory naming the errors of compiled code");
+            return false;
+        }
+    return true;
+}
+
 /* What save() writes and load() reads: this header, the entry's symbol, then the object file. */
 #define SAVED_MAGIC "lorikeet llvm object 1\n"
 
@@ -175,13 +217,20 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
         if (done) {
             BeCompiled *out = calloc(1, sizeof *out);
             out->entry = (BeEntry)done;
+            if (!read_names(opts->module, &out->names, diag)) {
+                rt_names_free(&out->names);
+                free(out);
+                return NULL;
+            }
             out->compile_ms = now_ms() - t0;
             return out;
         }
     }
 
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-    Cg cg = {.ctx = LLVMOrcThreadSafeContextGetContext(tsc), .diag = diag, .opts = opts, .parallel = parallel};
+    RtNames names = {0};
+    Cg cg = {.ctx = LLVMOrcThreadSafeContextGetContext(tsc), .diag = diag, .opts = opts, .parallel = parallel,
+             .names = &names};
     LLVMContextSetDiagnosticHandler(cg.ctx, quiet_diagnostics, NULL);
     cg.mod = LLVMModuleCreateWithNameInContext(opts->module, cg.ctx);
     LLVMTargetMachineRef tm = cg_jit_target_machine();
@@ -197,6 +246,8 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
     bool ok = cg_emit_module(&cg, f);
     LLVMDisposeBuilder(cg.b);
     if (ok) name_symbols(cg.mod, opts->module);
+    if (ok) ok = emit_names(&cg, opts->module, diag);
+    rt_names_free(&names);
     char *msg = NULL;
     if (ok && LLVMVerifyModule(cg.mod, LLVMReturnStatusAction, &msg)) {
         lk_diag_set(diag, LK_ERR_INTERNAL, f->file, f->line, 0, "lorikeet produced invalid LLVM IR: %.400s", msg);
@@ -221,9 +272,11 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
         }
         if (opts->keep_object) keep_object(out, entry, obj);
         out->entry = install(entry, obj, diag);
+        if (out->entry && !read_names(opts->module, &out->names, diag)) out->entry = NULL;
         if (!out->entry) {
             free(out->ir_text);
             free(out->object);
+            rt_names_free(&out->names);
             free(out);
             out = NULL;
         }
@@ -270,6 +323,11 @@ static BeCompiled *llvm_load(const void *bytes, size_t size, const BeOptions *op
     if (!fn) return NULL;
     BeCompiled *out = calloc(1, sizeof *out);
     out->entry = fn;
+    if (!read_names(opts->module, &out->names, diag)) {
+        rt_names_free(&out->names);
+        free(out);
+        return NULL;
+    }
     out->compile_ms = now_ms() - t0;
     return out;
 }
@@ -278,7 +336,7 @@ static BeCompiled *llvm_load(const void *bytes, size_t size, const BeOptions *op
  * features, not necessarily the host's); vecmath lists the math functions that have a libmvec variant here (none
  * without libmvec or with LORIKEET_VECTOR_MATH=0), since those loops call it. CG_CODEGEN_VERSION changes with
  * what this backend makes of the IR; RT_MAX_THREADS and RtCtx's size are compiled into the code. */
-#define CG_CODEGEN_VERSION 1
+#define CG_CODEGEN_VERSION 2 /* 2: errors as a record, and the table of names as data */
 _Static_assert(IR_MATH_COUNT <= 64, "key_extras lists the math functions with a vector variant in 64 bits");
 static char *key_extras(const char *backend, const BeOptions *opts, LkDiag *diag)
 {

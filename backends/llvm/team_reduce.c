@@ -224,7 +224,7 @@ LLVMValueRef cg_reduce_special_on_team(Cg *cg, CgMap *m, IrDtype dt, const IrNod
     }
     over_partials(cg, combine_func_partial, &p);
     LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-    cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p.have, ""), ""), "rt_raise_value", n->pos, extra, 1);
+    cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p.have, ""), ""), RT_ERR_VALUE, n->pos, extra, 1);
     return LLVMBuildLoad2(cg->b, vt, p.acc, "");
 }
 
