@@ -4,7 +4,7 @@
  *     int entry(RtCtx *ctx, const int64_t *arg_slots, int64_t *ret_slots);   // 0, or non-zero with ctx->err set
  *
  * The code reports an error by filling in the RtError record at the start of ctx (runtime.h) with stores, never
- * by calling the host; strings it names are indices into `names`, which the backend fills while compiling.
+ * by calling the host; strings it names are indices into BeCompiled.names, which compile() and load() fill.
  *
  * cpu (LLVM, one core) and openmp are built; gpu will implement the same struct. A backend never sees Python.
  * A compilation is content-addressed: key_extras, save and load are the seam of the code cache.

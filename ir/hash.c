@@ -212,6 +212,7 @@ static void put_node(Enc *e, const IrNode *n)
     put_type(e, n->type);
     put_int(e, n->pos.line);
     put_int(e, n->pos.col);
+    put_str(e, n->pos.file); /* code inlined from another file names that file in its errors */
     put_int(e, n->region ? n->region->nuses : -1);
     if (n->region)
         for (int i = 0; i < n->region->nuses; i++) put_var(e, n->region->uses[i]);

@@ -6,8 +6,8 @@
  *
  * A callee is small when its body is straight-line: at most INLINE_MAX_STMTS statements, assignments to its
  * variables then one `return value` (a docstring, `pass`, is ignored), with at most INLINE_MAX_NODES nodes in
- * all; and it comes from the caller's file (the backends report a run-time error with the line of the node
- * and the file of the function: an inlined node keeps its line, so it must keep its file).
+ * all. It may come from another file than the caller's: a copied node keeps its line, and its position names
+ * the callee's file (IrPos.file), so an error raised there names the callee's file and line.
  *
  * Each argument is either substituted for its parameter or bound to a new variable of the caller:
  *  - substituted when the parameter is never assigned and the argument is a variable, a constant or a function
@@ -226,6 +226,7 @@ static IrNode *copy(Copy *c, IrNode *n)
     RtArena *a = c->dst->arena;
     IrNode *r = ir_node(a, n->kind, n->pos);
     *r = *n;
+    if (!r->pos.file && strcmp(c->src->file, c->dst->file) != 0) r->pos.file = c->src->file;
     switch (n->kind) {
     case IR_CONST: case IR_NAMEREF: case IR_LAMBDA: case IR_BREAK: case IR_CONTINUE: case IR_PASS:
     case IR_KIND_COUNT:
@@ -370,7 +371,7 @@ static void inline_at(IrNode **slot, const IrEvalPos *pos, void *env)
     FnInfo *fi = info_of(p, call->u.call.callee);
     if (!fi || fi->state != FN_DONE || !is_small(p, fi)) return;
     IrFunc *callee = fi->f;
-    if (strcmp(callee->file, p->f->file) != 0 || call->u.call.nargs != callee->nparams || call->u.call.nkw) return;
+    if (call->u.call.nargs != callee->nparams || call->u.call.nkw) return;
     if (!fits(callee->body.stmts[callee->body.n - 1]->u.ret.value, call->type)) return;
     bool *subst = rt_arena_alloc(p->f->arena, sizeof(bool) * (size_t)(callee->nparams + 1));
     /* right to left: an expression substituted is evaluated after the arguments bound, so none after it may

@@ -33,6 +33,9 @@
  *  - IR_FOR_RANGE: start, stop, step once, before the first iteration.
  * When a data-parallel node raises for several elements, the error reported is one of them; backends that split
  * a loop report the error of the lowest chunk that raised, so the error does not depend on the thread count.
+ * To raise, code fills in runtime.h's RtError record (it calls nothing on the host, so device code can), with
+ * the node's line and file (IrPos.file, else the function's) as an index into the RtNames table that the backend
+ * returns with the code.
  *
  * Scalars: what differs from C (and from CUDA C). Each is undefined behaviour or simply different there.
  *  - Integers are two's complement of their dtype's width and wrap on overflow (+, -, *, unary -, abs of the
@@ -147,9 +150,12 @@ void ir_type_str(const IrType *t, char *buf, size_t n); /* "array(float64, 2d, C
 int ir_abi_slots(const IrType *t);
 
 /* ---------------- nodes ---------------- */
+/* Where a node comes from: a line and column of its function's file, or of `file` when that is set (code that
+ * ir_inline_calls copied from a function of another file keeps naming that file, for errors raised there). */
 typedef struct IrPos {
     int line;
     int col;
+    const char *file;   /* NULL: the file of the function the node is in */
 } IrPos;
 
 typedef struct IrVar {
@@ -442,7 +448,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 3
+#define IR_PIPELINE_VERSION 4 /* 4: ir_inline_calls inlines callees of other files */
 void ir_optimize(IrFunc *root);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
 void ir_cse(IrFunc *f);            /* cse.c: a scalar computed by a loop, repeated in a block, is computed once */

@@ -2,8 +2,9 @@
 integers) that the code fills in with plain stores and the host turns into the exception. So the code calls
 nothing to raise (a gpu kernel or an openmp chunk can raise the same way), and the exception is the one CPython
 raises, at the file and line CPython names."""
-import inspect
+import importlib.util
 import re
+import sys
 import traceback
 
 import numpy as np
@@ -99,3 +100,86 @@ def test_an_allocation_too_big_raises_memory_error_with_its_size():
     with pytest.raises(MemoryError, match=r"^cannot allocate an array of 8000000000000000 bytes$"):
         lk.jit(zeros)(10 ** 15)
     assert lk.jit(zeros)(3).tolist() == [0.0, 0.0, 0.0]
+
+
+# ---------------------------------------------------------------- code inlined from another file
+
+ELSEWHERE = """\
+def scaled_item(a, i):
+    return a[i] * 2.0
+
+
+def halves(n, k):
+    q = n // k
+    return q + 1
+
+
+def twice_of(a, i):
+    return item_here(a, i) * 2.0  # item_here: a function of the test's file (set by the fixture)
+"""
+
+scaled_item = halves = twice_of = None  # functions of another file, set by the fixture `elsewhere`
+
+
+def import_elsewhere(path):
+    """A module in another file, its functions made globals of this one (as `from m import f` would)."""
+    path.write_text(ELSEWHERE)
+    spec = importlib.util.spec_from_file_location("lk_test_" + path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    mod.item_here = item_here
+    for name in ("scaled_item", "halves", "twice_of"):
+        globals()[name] = getattr(mod, name)
+    return mod
+
+
+@pytest.fixture
+def elsewhere(tmp_path):
+    yield import_elsewhere(tmp_path / "elsewhere.py")
+    for name in ("scaled_item", "halves", "twice_of"):
+        globals()[name] = None
+    for name in [m for m in sys.modules if m.startswith("lk_test_")]:
+        del sys.modules[name]
+
+
+def calls_scaled_item(a, i):
+    return scaled_item(a, i) + 1.0
+
+
+def calls_halves(n, k):
+    return halves(n, k) * 2
+
+
+def item_here(a, i):
+    return a[i] - 1.0  # inlined into the other file's twice_of, then with it into calls_twice_of: still this line
+
+
+def calls_twice_of(a, i):
+    return twice_of(a, i) + 1.0
+
+
+@pytest.mark.parametrize("caller,args,message", [
+    (calls_scaled_item, (np.arange(5.0), 5), None),
+    (calls_halves, (7, 0), "integer division by zero"),
+    (calls_twice_of, (np.arange(5.0), -6), None),
+], ids=["index-there", "zerodiv-there", "index-here-through-there"])
+def test_an_error_in_code_inlined_from_another_file_names_that_file(elsewhere, caller, args, message):
+    g = lk.jit(caller)
+    # inlined: the callees left no code of their own, their nodes are in the caller's
+    assert re.findall(r"^def (\S+)\(", g.inspect_types(*args), flags=re.M) == [caller.__name__ + ".1"]
+    e = assert_raises_as_python(g, caller, *args, message=message)
+    assert ("elsewhere.py" in e.lk_file) == (caller is not calls_twice_of)
+
+
+def test_the_same_code_from_two_files_names_each_its_own(elsewhere, tmp_path):
+    # the same text at another path: after inlining the callers' IR differs only in the file its nodes name,
+    # which is part of the compilation's hash, so the second does not reuse the first's code (and its file)
+    a = np.arange(5.0)
+    first = lk.jit(calls_scaled_item)
+    assert_raises_as_python(first, calls_scaled_item, a, 5)
+    other = import_elsewhere(tmp_path / "elsewhere_too.py")
+    second = lk.jit(calls_scaled_item)
+    e = assert_raises_as_python(second, calls_scaled_item, a, 5)
+    assert e.lk_file == other.__file__
+    assert first._compile((a, 5))[3] != second._compile((a, 5))[3]  # the IR's hashes

@@ -38,7 +38,7 @@ static void store_error(Cg *cg, RtErrCode code, IrPos pos, LLVMValueRef *extra, 
 {
     LLVMTypeRef fields[5] = {cg->i32, cg->i32, cg->i32, cg->i32, LLVMArrayType(cg->i64, 3)};
     LLVMTypeRef rec = LLVMStructTypeInContext(cg->ctx, fields, 5, 0);
-    int where = rt_names_index(cg->names, cg->f->file);
+    int where = rt_names_index(cg->names, pos.file ? pos.file : cg->f->file);
     int32_t head[4] = {(int32_t)rt_err_kind(code), (int32_t)code, pos.line, where};
     for (unsigned i = 0; i < 4; i++)
         LLVMBuildStore(cg->b, LLVMConstInt(cg->i32, (unsigned long long)(int64_t)head[i], 1),
