@@ -1,0 +1,74 @@
+"""python -m benchmarks.compile_time [--backends cpu,openmp] [--repeats N] [--only NAME[,NAME]]
+
+First-call compile time of every benchmark workload's kernel, per lorikeet backend: the first call of a fresh
+dispatcher (lk.jit of the kernel, so no cache can serve it) on small inputs of the workload's types, less the
+median of the calls after it. The median over `repeats` fresh dispatchers is printed, one row a workload.
+
+The inputs are small so that the figure is compile time: the run's share is the steady call subtracted.
+"""
+import argparse
+import statistics
+import sys
+import time
+
+from .workloads import WORKLOADS
+
+# Sizes of the same argument types as the workload's, small enough that a call is negligible.
+SMALL = {"matmult_loops": (8, 8, 8), "matmult_prange": (8, 8, 8), "matmult_comprehension": (8, 8, 8),
+         "growcut": (10, 2), "mandelbrot": (16, 12, 8)}
+
+
+def small_size(w):
+    if w.name in SMALL:
+        return SMALL[w.name]
+    size = w.sizes["quick"]
+    return min(size, 64) if isinstance(size, int) else size
+
+
+def first_call_compile(lk, w, backend, repeats):
+    args = w.make_inputs(small_size(w))
+    firsts, steadies = [], []
+    for _ in range(repeats):
+        fn = lk.jit(w.kernel, backend=backend)
+        t0 = time.perf_counter()
+        fn(*args)
+        firsts.append(time.perf_counter() - t0)
+        for _ in range(3):
+            t0 = time.perf_counter()
+            fn(*args)
+            steadies.append(time.perf_counter() - t0)
+    return max(statistics.median(firsts) - statistics.median(steadies), 0.0)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.compile_time", description=__doc__.split("\n\n")[1])
+    p.add_argument("--backends", default="cpu,openmp")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--only", default="")
+    a = p.parse_args(argv)
+    import lorikeet as lk
+    backends = a.backends.split(",")
+    only = set(a.only.split(",")) if a.only else None
+    # the JIT's own start-up is not any kernel's compile time
+    for b in backends:
+        lk.jit(lambda x: x + 1.0, backend=b)(1.0)
+    print(f"{'workload':24s}" + "".join(f"{b + ' ms':>12s}" for b in backends))
+    totals = dict.fromkeys(backends, 0.0)
+    for w in WORKLOADS:
+        if w.kind != "kernel" or (only and w.name not in only):
+            continue
+        row = f"{w.name:24s}"
+        for b in backends:
+            try:
+                t = first_call_compile(lk, w, b, a.repeats)
+                totals[b] += t
+                row += f"{t * 1e3:12.1f}"
+            except Exception as e:  # a workload a backend cannot compile: say so, go on
+                row += f"{type(e).__name__:>12s}"
+        print(row, flush=True)
+    print(f"{'total':24s}" + "".join(f"{totals[b] * 1e3:12.1f}" for b in backends))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
