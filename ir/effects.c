@@ -30,18 +30,6 @@ static unsigned binop_effects(const IrNode *n)
     return IR_FX_RAISE;
 }
 
-/* A reduction raises on an empty input when its operation has no identity. */
-static bool reduce_may_be_empty_error(IrReduceOp op, const IrCombine *c)
-{
-    switch (op) {
-    case IR_RED_ADD: case IR_RED_MUL: case IR_RED_AND: case IR_RED_OR: return false;
-    case IR_RED_FUNC: return c->init == NULL;
-    case IR_RED_MIN: case IR_RED_MAX: case IR_RED_ARGMIN: case IR_RED_ARGMAX: case IR_RED_NANMIN: case IR_RED_NANMAX:
-        return true;
-    }
-    return true;
-}
-
 /* An `out` that is a fresh allocation (np.zeros(n) is map(..., out=alloc)) writes no memory anyone else sees. */
 static unsigned out_effects(const IrNode *out)
 {
@@ -89,11 +77,11 @@ unsigned ir_node_effects(const IrNode *n)
         return (array_inputs(n) ? IR_FX_READ : 0) | (shapes_may_clash(n) ? IR_FX_RAISE : 0) | out_effects(n->u.map.out);
     case IR_IMAP: return IR_FX_RAISE | out_effects(n->u.imap.out);
     case IR_REDUCE:
-        return IR_FX_READ | (reduce_may_be_empty_error(n->u.reduce.op, &n->u.reduce.combine) ? IR_FX_RAISE : 0) |
+        return IR_FX_READ | (ir_reduce_needs_items(n->u.reduce.op, &n->u.reduce.combine) ? IR_FX_RAISE : 0) |
                (n->u.reduce.axis >= 0 || n->u.reduce.out ? out_effects(n->u.reduce.out) : 0);
     case IR_SCAN:
         return IR_FX_READ | IR_FX_ALLOC |
-               (reduce_may_be_empty_error(n->u.scan.op, &n->u.scan.combine) ? IR_FX_RAISE : 0);
+               (ir_reduce_needs_items(n->u.scan.op, &n->u.scan.combine) ? IR_FX_RAISE : 0);
     case IR_BCAST_SHAPE: return IR_FX_RAISE;
     case IR_STORE: return IR_FX_WRITE | IR_FX_RAISE;
     case IR_ASSIGN: case IR_AUGASSIGN: case IR_IF: case IR_WHILE: case IR_FOR_RANGE: case IR_FOR_ITER: case IR_BREAK:

@@ -202,8 +202,19 @@ typedef enum {
 
 /* The combine of a reduction or scan with IR_RED_FUNC: `body` is a scalar expression over the two params
  * (the accumulated value and the next element); `init`, when not NULL, is the value to start from (else the
- * first element, and an empty input is an error). */
-
+ * first element, and an empty input is an error).
+ *
+ * What the built-in operations mean is decided in reduce_ops.c, for every backend (below, after IrNode):
+ *  - a built-in reduction (everything but IR_RED_FUNC) may be reassociated: a backend may reduce chunks of the
+ *    input separately and combine the partial results, in chunk order (so results do not depend on which
+ *    thread ran which chunk). Float sums may then differ from a sequential sum in the last bits, as NumPy's
+ *    pairwise sums do. A user's combine is documented as associative, and partials are combined only when
+ *    ir_reduce_partials_ok() says the combine can take them;
+ *  - argmin/argmax give the int64 index (in C order of the input) of the first minimum/maximum; the first NaN
+ *    counts as the extreme (NumPy's rule): a later element replaces the best one only when it compares strictly
+ *    better, or is NaN while the best is not. Partial results combine with the same rule, earlier chunk first;
+ *  - min/max propagate NaN as IR_OP_MIN/IR_OP_MAX do; nanmin/nanmax ignore it (fmin/fmax) and give NaN only when
+ *    every element is NaN. */
 
 typedef enum {
     /* ---- expressions ---- */
@@ -461,6 +472,18 @@ void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede ev
  * another region's per-element code) with what each uses; the same for every backend, which may run a region on
  * one thread or many but never treats another node as one. Last in the pipeline. */
 void ir_mark_regions(IrFunc *f);
+
+/* ---- reductions (reduce_ops.c): the meaning of the built-in operations, see IrReduceOp ---- */
+/* op's identity for dt, an IR_CONST with no position (IR_RED_FUNC has none: a zero, never to be combined). */
+IrNode ir_reduce_identity(IrReduceOp op, IrDtype dt);
+/* acc op x as a scalar expression of dt, allocated in a (an IR_BINOP, or IR_MATH fmin/fmax for nanmin/nanmax
+ * over floats), which a backend lowers with its ordinary expression code; NULL for argmin, argmax and
+ * IR_RED_FUNC, which are not one expression. acc and x are used as they are (not copied). */
+IrNode *ir_reduce_combine(RtArena *a, IrReduceOp op, IrDtype dt, IrNode *acc, IrNode *x);
+/* An empty input (or an empty line, along an axis) raises ValueError: ops without an identity. */
+bool ir_reduce_needs_items(IrReduceOp op, const IrCombine *c);
+/* Partial results of chunks may be combined (by combine, or by the argmin/argmax rule) into the result. */
+bool ir_reduce_partials_ok(IrReduceOp op, const IrCombine *c);
 
 /* ---- bounds plans (bounds_plan.c): the checked element accesses of a loop that one test before the loop can
  * prove in range on every iteration, so that a backend may run a copy of the loop without their checks ---- */

@@ -1,61 +1,29 @@
 /* emit_reduce.c: IR_REDUCE and IR_SCAN in LLVM IR. Both run the loops of a map (emit_array.c; an array input
  * is reduced as the identity map over it, so a map input is fused) with a sink that accumulates instead of
- * storing: here are those sinks, the identities and combines of the built-in operations and the user's
- * combine, and the choice of what runs on the openmp team (team_reduce.c runs it).
+ * storing: here are those sinks, the lowering of the built-in operations' identities and combines (decided in
+ * ir/reduce_ops.c) and of the user's combine, and the choice of what runs on the openmp team (team_reduce.c
+ * runs it).
  *
  * A user's combine has no identity: wherever nothing has been accumulated yet a started flag says so, and the
  * combine (user code, which may raise) runs only on values that exist. */
 #include <string.h>
 #include "cg.h"
 
+/* A built-in operation's identity and combine, as ir/reduce_ops.c defines them, lowered by the ordinary
+ * expression code (the combine's operands are the values given: placeholders stand for them). */
 LLVMValueRef cg_red_identity(Cg *cg, IrReduceOp op, IrDtype dt)
 {
-    LLVMTypeRef t = cg_type(cg, ir_type_scalar(dt));
-    bool fl = ir_dtype_is_float(dt), sg = ir_dtype_is_signed(dt);
-    int bits = ir_dtype_bits(dt);
-    switch (op) {
-    case IR_RED_ADD: case IR_RED_OR: return LLVMConstNull(t);
-    case IR_RED_MUL: return fl ? LLVMConstReal(t, 1.0) : LLVMConstInt(t, 1, 0);
-    case IR_RED_AND: return LLVMConstAllOnes(t);
-    case IR_RED_MIN:
-        if (fl) return LLVMConstReal(t, __builtin_inf());
-        if (dt == IR_DT_BOOL) return LLVMConstInt(t, 1, 0);
-        return sg ? LLVMConstInt(t, (~0ULL) >> (65 - bits), 0) : LLVMConstAllOnes(t);
-    case IR_RED_MAX:
-        if (fl) return LLVMConstReal(t, -__builtin_inf());
-        if (dt == IR_DT_BOOL) return LLVMConstNull(t);
-        return sg ? LLVMConstInt(t, 1ULL << (bits - 1), 0) : LLVMConstNull(t);
-    case IR_RED_ARGMIN: return cg_red_identity(cg, IR_RED_MIN, dt);
-    case IR_RED_ARGMAX: return cg_red_identity(cg, IR_RED_MAX, dt);
-    case IR_RED_NANMIN: case IR_RED_NANMAX: return fl ? LLVMConstReal(t, __builtin_nan("")) : cg_red_identity(cg, op == IR_RED_NANMIN ? IR_RED_MIN : IR_RED_MAX, dt);
-    case IR_RED_FUNC: break; /* no identity: init, or the first element */
-    }
-    return LLVMConstNull(t);
+    IrNode c = ir_reduce_identity(op, dt);
+    return cg_const(cg, &c);
 }
 
 LLVMValueRef cg_red_combine(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef a, LLVMValueRef x)
 {
-    IrNode fake = {.kind = IR_BINOP};
-    IrNode operand = {.type = ir_type_scalar(dt)};
-    fake.u.binop.lhs = &operand;
-    switch (op) {
-    case IR_RED_ADD: fake.u.binop.op = dt == IR_DT_BOOL ? IR_OP_BITOR : IR_OP_ADD; break;
-    case IR_RED_MUL: fake.u.binop.op = dt == IR_DT_BOOL ? IR_OP_BITAND : IR_OP_MUL; break;
-    case IR_RED_MIN: fake.u.binop.op = IR_OP_MIN; break;
-    case IR_RED_MAX: fake.u.binop.op = IR_OP_MAX; break;
-    case IR_RED_AND: return LLVMBuildAnd(cg->b, a, x, "");
-    case IR_RED_OR: return LLVMBuildOr(cg->b, a, x, "");
-    case IR_RED_NANMIN: case IR_RED_NANMAX: {
-        if (!ir_dtype_is_float(dt)) {
-            fake.u.binop.op = op == IR_RED_NANMIN ? IR_OP_MIN : IR_OP_MAX;
-            break;
-        }
-        LLVMValueRef args[2] = {a, x};
-        return cg_call_intrinsic(cg, op == IR_RED_NANMIN ? "llvm.minnum" : "llvm.maxnum", LLVMTypeOf(a), args, 2);
-    }
-    case IR_RED_ARGMIN: case IR_RED_ARGMAX: case IR_RED_FUNC: return a; /* handled by the sinks */
-    }
-    return cg_binop(cg, &fake, a, x);
+    IrNode acc = {.kind = IR_VAR, .type = ir_type_scalar(dt)}, elem = acc;
+    IrNode *n = ir_reduce_combine(cg->f->arena, op, dt, &acc, &elem);
+    if (!n) return a; /* argmin, argmax, a user's combine: handled by the sinks */
+    LLVMValueRef args[2] = {a, x};
+    return n->kind == IR_MATH ? cg_math(cg, n, args) : cg_binop(cg, n, a, x);
 }
 
 /* The user's combine applied to (a, x): the params take the values, the body is evaluated. */
@@ -64,14 +32,6 @@ LLVMValueRef cg_apply_combine(Cg *cg, const IrCombine *c, LLVMValueRef a, LLVMVa
     LLVMBuildStore(cg->b, a, cg->var_slots[c->acc_param->id]);
     LLVMBuildStore(cg->b, x, cg->var_slots[c->elem_param->id]);
     return cg_expr(cg, c->body);
-}
-
-/* Whether the user's combine can merge two partial results: on the team, one thread's result becomes fn's
- * element argument, so the accumulator must have the elements' type. An init of a wider type (a float init
- * over ints) makes fn's body typed for (float, int) only, and such a combine stays on one thread. */
-static bool combine_takes_partials(const IrCombine *c)
-{
-    return c->acc_param->type->dtype == c->elem_param->type->dtype;
 }
 
 static LLVMValueRef combine(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef a, LLVMValueRef x)
@@ -255,28 +215,6 @@ static const IrNode *as_map(Cg *cg, const IrNode *x)
     return m;
 }
 
-/* The identity of op as a constant node (what an axis reduction's output starts from). */
-static IrNode identity_const(IrReduceOp op, IrDtype dt)
-{
-    IrNode c = {.kind = IR_CONST, .type = ir_type_scalar(dt)};
-    if (op == IR_RED_ARGMIN) op = IR_RED_MIN;
-    if (op == IR_RED_ARGMAX) op = IR_RED_MAX;
-    bool nanop = op == IR_RED_NANMIN || op == IR_RED_NANMAX;
-    if (nanop && !ir_dtype_is_float(dt)) op = op == IR_RED_NANMIN ? IR_RED_MIN : IR_RED_MAX;
-    if (ir_dtype_is_float(dt)) {
-        c.u.konst.f = nanop ? __builtin_nan("") : op == IR_RED_MUL ? 1.0 : op == IR_RED_MIN ? __builtin_inf()
-                    : op == IR_RED_MAX ? -__builtin_inf() : 0.0;
-    } else if (dt == IR_DT_BOOL) {
-        c.u.konst.i = (op == IR_RED_AND || op == IR_RED_MUL || op == IR_RED_MIN);
-    } else {
-        int bits = ir_dtype_bits(dt);
-        bool sg = ir_dtype_is_signed(dt);
-        c.u.konst.i = op == IR_RED_MUL ? 1 : op == IR_RED_MIN ? (sg ? (int64_t)((~0ULL) >> (65 - bits)) : -1)
-                    : op == IR_RED_MAX ? (sg ? (int64_t)(~0ULL << (bits - 1)) : 0) : 0;
-    }
-    return c;
-}
-
 /* Every element of arr (ndim dims, C layout) set to the constant c. */
 static void fill_array(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *dims, int ndim, IrNode c)
 {
@@ -292,10 +230,9 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     CgMap m = {.red_op = op, .combine = &n->u.reduce.combine};
     if (!cg_map_prepare(cg, &m, map, NULL, in_t->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
-    bool needs_items = op == IR_RED_MIN || op == IR_RED_MAX || op == IR_RED_NANMIN || op == IR_RED_NANMAX || is_arg ||
-                       (op == IR_RED_FUNC && !n->u.reduce.combine.init);
-    bool partials_ok = is_arg || (op == IR_RED_FUNC && combine_takes_partials(&n->u.reduce.combine));
-    if (n->u.reduce.axis < 0 && partials_ok && cg_on_team(cg) && m.ndim > 0) {
+    bool needs_items = ir_reduce_needs_items(op, &n->u.reduce.combine);
+    bool special = is_arg || op == IR_RED_FUNC; /* not one combine expression: the sinks of their own */
+    if (n->u.reduce.axis < 0 && special && ir_reduce_partials_ok(op, &n->u.reduce.combine) && cg_on_team(cg) && m.ndim > 0) {
         if (is_arg) {
             LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
             for (int d = 0; d < m.ndim; d++)
@@ -363,7 +300,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     if (is_arg) {
         /* the best value so far for each output element, in a scratch array freed with the call */
         m.best = cg_new_array(cg, dt, o, odims, n->pos);
-        fill_array(cg, m.best, ir_type_array(dt, o, IR_LAYOUT_C), odims, o, identity_const(op, dt));
+        fill_array(cg, m.best, ir_type_array(dt, o, IR_LAYOUT_C), odims, o, ir_reduce_identity(op, dt));
         IrNode zero = {.kind = IR_CONST, .type = ir_type_scalar(IR_DT_INT64)};
         fill_array(cg, m.out, n->type, odims, o, zero);
         m.sink = CG_SINK_ARG_AXIS;
@@ -377,7 +314,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         /* every line starts from init (evaluated once per element: it is a variable or constant) */
         cg_fill(cg, m.out, n->type, odims, o, n->u.reduce.combine.init);
     } else if (op != IR_RED_FUNC) {
-        fill_array(cg, m.out, n->type, odims, o, identity_const(op, dt));
+        fill_array(cg, m.out, n->type, odims, o, ir_reduce_identity(op, dt));
     }
     m.sink = CG_SINK_REDUCE_AXIS;
     m.red_axis = axis;
@@ -409,7 +346,7 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
         m.sink = CG_SINK_SCAN_ALL;
         if (cg_on_team(cg) && m.ndim > 0) {
             if (m.red_op != IR_RED_FUNC) return cg_scan_on_team(cg, &m, n);
-            if (combine_takes_partials(m.combine)) return cg_scan_func_on_team(cg, &m, n);
+            if (ir_reduce_partials_ok(m.red_op, m.combine)) return cg_scan_func_on_team(cg, &m, n);
         }
         cg_map_run(cg, &m, true, false);
         return m.out;
