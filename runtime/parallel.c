@@ -132,20 +132,21 @@ int rt_parallel_threads(int64_t n, int64_t work)
     return nthreads;
 }
 
-int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work)
-{
-    return rt_parallel_for_chunks(ctx, fn, data, n, work, CHUNKS_PER_THREAD);
-}
-
-int rt_parallel_for_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work, int per_thread)
+/* Every chunk 0 .. *count-1 runs (none is empty, except the one chunk of an empty loop), so compiled code may
+ * combine exactly the slots the chunks wrote. */
+static int run_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work, int per_thread, int64_t *count)
 {
     int nthreads = rt_parallel_threads(n, work);
-    if (nthreads == 1) return fn(ctx, data, 0, n, 0);
+    if (nthreads == 1) {
+        *count = 1;
+        return fn(ctx, data, 0, n, 0);
+    }
     int64_t nchunks = (int64_t)nthreads * (per_thread < 1 ? 1 : per_thread);
-    if (nchunks > RT_MAX_THREADS) nchunks = RT_MAX_THREADS;
+    if (nchunks > RT_MAX_CHUNKS) nchunks = RT_MAX_CHUNKS;
     if (nchunks > n) nchunks = n;
-    RtCtx ctxs[RT_MAX_THREADS];
-    int status[RT_MAX_THREADS];
+    *count = nchunks;
+    RtCtx ctxs[RT_MAX_CHUNKS];
+    int status[RT_MAX_CHUNKS];
     for (int i = 0; i < nchunks; i++) {
         ctxs[i].err.status = LK_OK;
         ctxs[i].buffers = NULL;
@@ -171,4 +172,15 @@ int rt_parallel_for_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int6
         }
     }
     return result;
+}
+
+int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work, int64_t *nchunks)
+{
+    return run_chunks(ctx, fn, data, n, work, CHUNKS_PER_THREAD, nchunks);
+}
+
+int rt_parallel_for_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work, int per_thread)
+{
+    int64_t nchunks;
+    return run_chunks(ctx, fn, data, n, work, per_thread, &nchunks);
 }

@@ -165,11 +165,15 @@ RtStats rt_stats(void);
 
 /* ---- parallel loops (parallel.c), for the openmp backend ---- */
 #define RT_MAX_THREADS 256
-/* Runs iterations [lo, hi) of a loop as thread tid, with a context of its own; returns 0 or an error status. */
+#define RT_MAX_CHUNKS RT_MAX_THREADS /* the most chunks one rt_parallel_for runs: what per-chunk buffers hold */
+/* Runs iterations [lo, hi) of a loop as chunk number tid, with a context of its own; returns 0 or an error
+ * status. Chunk c always covers the same iterations, whichever thread runs it. */
 typedef int (*RtChunkFn)(RtCtx *ctx, void *data, int64_t lo, int64_t hi, int tid);
-/* Iterations [0, n) on the team (or on this thread when work is below the threshold, or no OpenMP runtime);
- * a failed chunk's error record, the lowest chunk's when several fail, becomes ctx's. */
-int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work);
+/* Iterations [0, n) on the team (or on this thread when work is below the threshold, or no OpenMP runtime),
+ * in *nchunks chunks (1 .. RT_MAX_CHUNKS), numbered in iteration order, every one of them run: per-chunk
+ * partial results are combined over exactly [0, *nchunks), in that order. A failed chunk's error record, the
+ * lowest chunk's when several fail, becomes ctx's. */
+int rt_parallel_for(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work, int64_t *nchunks);
 /* The same with per_thread chunks per thread (rt_parallel_for takes a few, for balance): 1 for work whose
  * chunks each pay a set-up cost that a bigger chunk shares, such as GEMM's packing of B. */
 int rt_parallel_for_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t work, int per_thread);

@@ -204,7 +204,8 @@ struct CgOutline {                       /* zero-initialised; any number of capt
 int cg_capture(CgOutline *o, LLVMValueRef v);
 void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock *block);
 LLVMValueRef cg_outline_get(CgOutline *o, int idx);
-void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work);
+/* Returns the number of chunks rt_parallel_for ran (i64): the chunk functions' tid were 0 .. that - 1. */
+LLVMValueRef cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work);
 int64_t cg_cost(IrNode *n);
 int64_t cg_block_cost(const IrBlock *b); /* statements, nested loops weighted by an assumed trip count */
 LLVMValueRef cg_worth_a_team(Cg *cg, LLVMValueRef work);

@@ -124,7 +124,7 @@ LLVMValueRef cg_outline_get(CgOutline *o, int idx)
     return o->child_vals[idx];
 }
 
-void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work)
+LLVMValueRef cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work)
 {
     LLVMBuildRet(cg->b, LLVMConstInt(cg->i32, 0, 0));
     cg->fn = o->p_fn;
@@ -140,10 +140,12 @@ void cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work)
     free(o->vals);
     o->vals = NULL;
     o->n = o->cap = 0;
-    LLVMTypeRef params[5] = {cg->ptr, cg->ptr, cg->ptr, cg->i64, cg->i64};
-    LLVMValueRef args[5] = {cg->rtctx, o->child, env, n, work};
-    LLVMValueRef status = cg_call_rt(cg, "rt_parallel_for", cg->i32, params, args, 5);
+    LLVMValueRef nchunks = cg_alloca(cg, cg->i64, "nchunks");
+    LLVMTypeRef params[6] = {cg->ptr, cg->ptr, cg->ptr, cg->i64, cg->i64, cg->ptr};
+    LLVMValueRef args[6] = {cg->rtctx, o->child, env, n, work, nchunks};
+    LLVMValueRef status = cg_call_rt(cg, "rt_parallel_for", cg->i32, params, args, 6);
     cg_check_status(cg, status);
+    return LLVMBuildLoad2(cg->b, cg->i64, nchunks, "");
 }
 
 /* work >= the team threshold, asked of the runtime at run time. It is changed only by lk.set_parallel_threshold,

@@ -1,26 +1,23 @@
 /* team_reduce.c: reductions and scans of everything on the openmp team (those along an axis need nothing of
  * their own: each thread owns lines of the result). Each thread runs its chunk of the map into a partial
  * result of its own (with a started flag where nothing may have been accumulated: a user's combine has no
- * identity), and the partials are combined in thread order after the join, so the grouping of the elements
- * changes and their order does not. Scans take a second pass over the same chunks, each from its carry.
+ * identity), and the partials are combined in chunk order after the join, so the grouping of the elements
+ * changes and their order does not, and the result does not depend on which thread ran which chunk. The
+ * runtime reports how many chunks ran; the combinations are loops over that count (partials in buffers of
+ * RT_MAX_CHUNKS slots), never unrolled. Scans take a second pass over the same chunks, each from its carry.
  *
  * Everything here is only correct for an associative combine (documented for lk.reduce and lk.scan), and
  * must never make the user's combine see a value of a type its body was not compiled for. */
 #include "cg.h"
 
-/* Each thread runs its chunk of m from the identity and leaves its accumulator in partials[tid] (an array of
- * RT_MAX_THREADS accumulators in the enclosing function, filled with the identity first, so slots of threads
- * that did not run hold it), and, where lo and hi are given (arrays like partials, zeroed), the rows of its
- * chunk. Shared by reductions and the first pass of scans. */
-static void partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef partials, LLVMValueRef lo, LLVMValueRef hi,
-                             LLVMValueRef work, bool vectorize)
+/* Each chunk of m runs from the identity and leaves its accumulator in partials[tid] (an array of RT_MAX_CHUNKS
+ * accumulators in the enclosing function) and, where lo and hi are given (arrays like partials), the rows it
+ * covered. Shared by reductions and the first pass of scans. Returns the number of chunks that ran: slots
+ * 0 .. that - 1 are written, the others are not. */
+static LLVMValueRef partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef partials, LLVMValueRef lo,
+                                     LLVMValueRef hi, LLVMValueRef work, bool vectorize)
 {
-    LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt)), pt = LLVMArrayType(et, RT_MAX_THREADS);
-    LLVMValueRef ident = cg_red_identity(cg, m->red_op, dt);
-    for (int t = 0; t < RT_MAX_THREADS; t++) {
-        LLVMValueRef idx[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
-        LLVMBuildStore(cg->b, ident, LLVMBuildGEP2(cg->b, pt, partials, idx, 2, ""));
-    }
+    LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt)), pt = LLVMArrayType(et, RT_MAX_CHUNKS);
     CgOutline o = {0};
     CgMapCaps c;
     cg_map_capture(&o, m, &c);
@@ -36,19 +33,50 @@ static void partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef partials
     cg_map_run_chunk(cg, &mine, true, o.lo, o.hi, vectorize);
     LLVMValueRef idx[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o.tid, cg->i64, "")};
     LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, et, mine.acc, ""), LLVMBuildGEP2(cg->b, pt, cg_outline_get(&o, cpart), idx, 2, ""));
-    LLVMTypeRef rt = LLVMArrayType(cg->i64, RT_MAX_THREADS);
+    LLVMTypeRef rt = LLVMArrayType(cg->i64, RT_MAX_CHUNKS);
     if (clo >= 0) LLVMBuildStore(cg->b, o.lo, LLVMBuildGEP2(cg->b, rt, cg_outline_get(&o, clo), idx, 2, ""));
     if (chi >= 0) LLVMBuildStore(cg->b, o.hi, LLVMBuildGEP2(cg->b, rt, cg_outline_get(&o, chi), idx, 2, ""));
     cg->par_depth--;
-    cg_outline_end(cg, &o, rows, work);
+    return cg_outline_end(cg, &o, rows, work);
+}
+
+/* A loop c = 0 .. nchunks-1 in the enclosing function, over the chunks' partial results, calling body(&c). */
+static void over_chunks(Cg *cg, LLVMValueRef nchunks, CgLoopBody body, void *env)
+{
+    cg_loop_nest(cg, 1, &nchunks, body, env, false);
+}
+
+typedef struct Partials {
+    CgMap *m;
+    IrDtype dt;
+    LLVMTypeRef vt;                   /* the accumulated value's type */
+    LLVMValueRef values, flags, idx;  /* [RT_MAX_CHUNKS] arrays in the enclosing function */
+    LLVMValueRef lo, hi;              /* ... and, for a scan, the rows each chunk covered */
+    LLVMValueRef acc, have, best_idx; /* the combination, as allocas */
+    LLVMValueRef carry, carry_have;   /* a scan: [RT_MAX_CHUNKS], what each chunk starts from (if anything) */
+    LLVMValueRef nchunks;             /* how many chunks the first pass ran (i64) */
+} Partials;
+
+static LLVMValueRef slot(Cg *cg, LLVMTypeRef et, LLVMValueRef arr, LLVMValueRef t)
+{
+    LLVMValueRef idx[2] = {cg_i64(cg, 0), t};
+    return LLVMBuildGEP2(cg->b, LLVMArrayType(et, RT_MAX_CHUNKS), arr, idx, 2, "");
+}
+
+/* a built-in combine over the chunks' partials, in chunk order */
+static void combine_builtin_partial(Cg *cg, LLVMValueRef *t, void *env)
+{
+    Partials *p = env;
+    LLVMValueRef v = LLVMBuildLoad2(cg->b, p->vt, slot(cg, p->vt, p->values, t[0]), "");
+    LLVMBuildStore(cg->b, cg_red_combine(cg, p->m->red_op, p->dt, LLVMBuildLoad2(cg->b, p->vt, p->acc, ""), v), p->acc);
 }
 
 /* A reduction of everything on the team: each thread reduces its rows into its slot of partials, and the
- * slots are combined in thread order afterwards (so the grouping changes, the order of elements does not). */
+ * slots are combined in chunk order afterwards (so the grouping changes, the order of elements does not). */
 LLVMValueRef cg_reduce_on_team(Cg *cg, CgMap *m, IrDtype dt)
 {
     LLVMTypeRef et = cg_type(cg, ir_type_scalar(dt));
-    LLVMTypeRef pt = LLVMArrayType(et, RT_MAX_THREADS);
+    LLVMTypeRef pt = LLVMArrayType(et, RT_MAX_CHUNKS);
     LLVMValueRef work0 = cg_map_work(cg, m, m->map->u.map.body);
     LLVMBasicBlockRef par = cg_new_bb(cg, "reduce_team"), seq = cg_new_bb(cg, "reduce_alone"), joined = cg_new_bb(cg, "reduce_joined");
     LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work0), par, seq);
@@ -57,55 +85,18 @@ LLVMValueRef cg_reduce_on_team(Cg *cg, CgMap *m, IrDtype dt)
     cg_map_run(cg, m, true, true);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, par);
-    LLVMValueRef partials = cg_alloca(cg, pt, "partials");
-    LLVMValueRef ident = cg_red_identity(cg, m->red_op, dt);
-    partials_on_team(cg, m, dt, partials, NULL, NULL, work0, true);
-    LLVMValueRef acc = ident;
-    for (int t = 0; t < RT_MAX_THREADS; t++) {
-        LLVMValueRef i2[2] = {cg_i64(cg, 0), cg_i64(cg, t)};
-        acc = cg_red_combine(cg, m->red_op, dt, acc, LLVMBuildLoad2(cg->b, et, LLVMBuildGEP2(cg->b, pt, partials, i2, 2, ""), ""));
-    }
-    LLVMBuildStore(cg->b, acc, m->acc);
+    Partials p = {m, dt, et};
+    p.values = cg_alloca(cg, pt, "partials");
+    p.acc = m->acc;
+    LLVMValueRef nchunks = partials_on_team(cg, m, dt, p.values, NULL, NULL, work0, true);
+    LLVMBuildStore(cg->b, cg_red_identity(cg, m->red_op, dt), m->acc);
+    over_chunks(cg, nchunks, combine_builtin_partial, &p);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, joined);
     return LLVMBuildLoad2(cg->b, et, m->acc, "");
 }
 
-/* A loop t = 0 .. RT_MAX_THREADS-1 in the enclosing function (over partial results), calling body(&t). */
-static void over_partials(Cg *cg, CgLoopBody body, void *env)
-{
-    LLVMValueRef dims[1] = {cg_i64(cg, RT_MAX_THREADS)};
-    cg_loop_nest(cg, 1, dims, body, env, false);
-}
-
-typedef struct Partials {
-    CgMap *m;
-    IrDtype dt;
-    LLVMTypeRef vt;                   /* the accumulated value's type */
-    LLVMValueRef values, flags, idx;  /* [RT_MAX_THREADS] arrays in the enclosing function */
-    LLVMValueRef lo, hi;              /* ... and, for a scan, the rows each thread's chunk covered */
-    LLVMValueRef acc, have, best_idx; /* the combination, as allocas */
-    LLVMValueRef carry, carry_have;   /* a scan: [RT_MAX_THREADS], what each chunk starts from (if anything) */
-    LLVMValueRef nchunks;             /* ... and how many chunks the first pass ran, an alloca */
-} Partials;
-
-static LLVMValueRef slot(Cg *cg, LLVMTypeRef et, LLVMValueRef arr, LLVMValueRef t)
-{
-    LLVMValueRef idx[2] = {cg_i64(cg, 0), t};
-    return LLVMBuildGEP2(cg->b, LLVMArrayType(et, RT_MAX_THREADS), arr, idx, 2, "");
-}
-
-static void init_partial(Cg *cg, LLVMValueRef *t, void *env)
-{
-    Partials *p = env;
-    LLVMBuildStore(cg->b, LLVMConstNull(p->vt), slot(cg, p->vt, p->values, t[0]));
-    if (p->flags) LLVMBuildStore(cg->b, LLVMConstInt(cg->i1, 0, 0), slot(cg, cg->i1, p->flags, t[0]));
-    if (p->idx) LLVMBuildStore(cg->b, cg_i64(cg, 0), slot(cg, cg->i64, p->idx, t[0]));
-    if (p->lo) LLVMBuildStore(cg->b, cg_i64(cg, 0), slot(cg, cg->i64, p->lo, t[0]));
-    if (p->hi) LLVMBuildStore(cg->b, cg_i64(cg, 0), slot(cg, cg->i64, p->hi, t[0]));
-}
-
-/* the user's combine over the threads' partials, in thread order, skipping threads that saw nothing */
+/* the user's combine over the chunks' partials, in chunk order, skipping chunks that saw nothing */
 static void combine_func_partial(Cg *cg, LLVMValueRef *t, void *env)
 {
     Partials *p = env;
@@ -126,7 +117,7 @@ static void combine_func_partial(Cg *cg, LLVMValueRef *t, void *env)
     LLVMPositionBuilderAtEnd(cg->b, next);
 }
 
-/* argmin/argmax over the threads' (value, index) partials: a later thread wins only if strictly better */
+/* argmin/argmax over the chunks' (value, index) partials: a later chunk wins only if strictly better */
 static void combine_arg_partial(Cg *cg, LLVMValueRef *t, void *env)
 {
     Partials *p = env;
@@ -151,17 +142,16 @@ static LLVMValueRef special_work(Cg *cg, CgMap *m)
     return LLVMBuildAdd(cg->b, work, cg_map_work(cg, m, m->combine->body), "");
 }
 
-/* Each thread reduces its chunk of m from nothing: with the user's combine and a started flag, or (argmin,
- * argmax) from the identity with index 0. Its result goes to its slot of p: values, flags (whether it holds
- * one) and idx (arg), and, where p->lo and p->hi are given, the rows its chunk covered. */
+/* Each chunk of m is reduced from nothing: with the user's combine and a started flag, or (argmin, argmax) from
+ * the identity with index 0. Its result goes to its slot of p: values, flags (whether it holds one) and idx
+ * (arg), and, where p->lo and p->hi are given, the rows it covered; p->nchunks is set to the chunks' count. */
 static void special_partials_on_team(Cg *cg, CgMap *m, Partials *p, LLVMValueRef work)
 {
     bool is_arg = m->red_op != IR_RED_FUNC;
     LLVMTypeRef vt = p->vt;
-    p->values = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "partials");
-    p->flags = cg_alloca(cg, LLVMArrayType(cg->i1, RT_MAX_THREADS), "started");
-    p->idx = is_arg ? cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "argidx") : NULL;
-    over_partials(cg, init_partial, p);
+    p->values = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_CHUNKS), "partials");
+    p->flags = cg_alloca(cg, LLVMArrayType(cg->i1, RT_MAX_CHUNKS), "started");
+    p->idx = is_arg ? cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_CHUNKS), "argidx") : NULL;
     CgOutline o = {0};
     CgMapCaps c;
     cg_map_capture(&o, m, &c);
@@ -194,7 +184,7 @@ static void special_partials_on_team(Cg *cg, CgMap *m, Partials *p, LLVMValueRef
     if (clo >= 0) LLVMBuildStore(cg->b, o.lo, slot(cg, cg->i64, cg_outline_get(&o, clo), tid));
     if (chi >= 0) LLVMBuildStore(cg->b, o.hi, slot(cg, cg->i64, cg_outline_get(&o, chi), tid));
     cg->par_depth--;
-    cg_outline_end(cg, &o, rows, work);
+    p->nchunks = cg_outline_end(cg, &o, rows, work);
 }
 
 /* The combination of the partials starts from init (a user's combine with one) or from nothing. */
@@ -207,7 +197,7 @@ static void start_combination(Cg *cg, Partials *p, const IrNode *init)
 }
 
 /* lk.reduce with a function, or argmin/argmax, over everything, on the team. Each thread starts from nothing
- * (a started flag, or the identity with index 0), and the partials are combined in thread order. Returns
+ * (a started flag, or the identity with index 0), and the partials are combined in chunk order. Returns
  * the value (FUNC) or the index (arg); an empty input raises as on one thread. */
 LLVMValueRef cg_reduce_special_on_team(Cg *cg, CgMap *m, IrDtype dt, const IrNode *n)
 {
@@ -219,23 +209,13 @@ LLVMValueRef cg_reduce_special_on_team(Cg *cg, CgMap *m, IrDtype dt, const IrNod
     if (is_arg) {
         p.best_idx = cg_alloca(cg, cg->i64, "bestidx");
         LLVMBuildStore(cg->b, cg_i64(cg, 0), p.best_idx);
-        over_partials(cg, combine_arg_partial, &p);
+        over_chunks(cg, p.nchunks, combine_arg_partial, &p);
         return LLVMBuildLoad2(cg->b, cg->i64, p.best_idx, "");
     }
-    over_partials(cg, combine_func_partial, &p);
+    over_chunks(cg, p.nchunks, combine_func_partial, &p);
     LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
     cg_raise_if(cg, LLVMBuildNot(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p.have, ""), ""), RT_ERR_VALUE, n->pos, extra, 1);
     return LLVMBuildLoad2(cg->b, vt, p.acc, "");
-}
-
-/* The chunks a scan's first pass ran, counted: the last slot a thread ran, plus one. */
-static void count_chunk(Cg *cg, Partials *p, LLVMValueRef t)
-{
-    LLVMValueRef lo = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->lo, t), "");
-    LLVMValueRef hi = LLVMBuildLoad2(cg->b, cg->i64, slot(cg, cg->i64, p->hi, t), "");
-    LLVMValueRef ran = LLVMBuildICmp(cg->b, LLVMIntSLT, lo, hi, "");
-    LLVMValueRef n = LLVMBuildLoad2(cg->b, cg->i64, p->nchunks, "");
-    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, ran, LLVMBuildAdd(cg->b, t, cg_i64(cg, 1), ""), n, ""), p->nchunks);
 }
 
 /* cumsum/cumprod, in chunk order: chunk t's offset carry[t] is the combination of the totals before it. */
@@ -246,7 +226,6 @@ static void carry_partial(Cg *cg, LLVMValueRef *t, void *env)
     LLVMBuildStore(cg->b, acc, slot(cg, p->vt, p->carry, t[0]));
     LLVMValueRef total = LLVMBuildLoad2(cg->b, p->vt, slot(cg, p->vt, p->values, t[0]), "");
     LLVMBuildStore(cg->b, cg_red_combine(cg, p->m->red_op, p->dt, acc, total), p->acc);
-    count_chunk(cg, p, t[0]);
 }
 
 /* A user's combine, in chunk order: chunk t starts from carry[t], init (if any) combined with the totals of
@@ -256,7 +235,6 @@ static void carry_func_partial(Cg *cg, LLVMValueRef *t, void *env)
     Partials *p = env;
     LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, p->vt, p->acc, ""), slot(cg, p->vt, p->carry, t[0]));
     LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg->i1, p->have, ""), slot(cg, cg->i1, p->carry_have, t[0]));
-    count_chunk(cg, p, t[0]);
     combine_func_partial(cg, t, env);
 }
 
@@ -315,7 +293,7 @@ static void over_recorded_chunks(Cg *cg, CgMap *m, Partials *p, LLVMValueRef wor
     cg_map_capture(&o, m, &c);
     int ccarry = cg_capture(&o, p->carry), chave = func ? cg_capture(&o, p->carry_have) : -1;
     int clo = cg_capture(&o, p->lo), chi = cg_capture(&o, p->hi);
-    LLVMValueRef nchunks = LLVMBuildLoad2(cg->b, cg->i64, p->nchunks, "");
+    LLVMValueRef nchunks = p->nchunks;
     IrNode *exprs[2] = {func ? m->map->u.map.body : NULL, func ? m->combine->body : NULL};
     cg_outline_begin(cg, &o, exprs, 2, NULL);
     cg->par_depth++;
@@ -351,17 +329,14 @@ LLVMValueRef cg_scan_on_team(Cg *cg, CgMap *m, const IrNode *n)
     LLVMPositionBuilderAtEnd(cg->b, par);
     LLVMTypeRef vt = cg_type(cg, ir_type_scalar(dt));
     Partials p = {m, dt, vt};
-    p.values = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "totals");
-    p.lo = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "chunk_lo");
-    p.hi = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "chunk_hi");
-    over_partials(cg, init_partial, &p);
-    partials_on_team(cg, m, dt, p.values, p.lo, p.hi, work, false);
+    p.values = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_CHUNKS), "totals");
+    p.lo = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_CHUNKS), "chunk_lo");
+    p.hi = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_CHUNKS), "chunk_hi");
+    p.nchunks = partials_on_team(cg, m, dt, p.values, p.lo, p.hi, work, false);
     p.acc = cg_alloca(cg, vt, "offset");
     LLVMBuildStore(cg->b, cg_red_identity(cg, m->red_op, dt), p.acc);
-    p.carry = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "offsets");
-    p.nchunks = cg_alloca(cg, cg->i64, "nchunks");
-    LLVMBuildStore(cg->b, cg_i64(cg, 0), p.nchunks);
-    over_partials(cg, carry_partial, &p);
+    p.carry = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_CHUNKS), "offsets");
+    over_chunks(cg, p.nchunks, carry_partial, &p);
     over_recorded_chunks(cg, m, &p, work, fix_chunk);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, joined);
@@ -382,15 +357,13 @@ LLVMValueRef cg_scan_func_on_team(Cg *cg, CgMap *m, const IrNode *n)
     LLVMPositionBuilderAtEnd(cg->b, par);
     LLVMTypeRef vt = cg_type(cg, m->combine->acc_param->type);
     Partials p = {m, n->type->dtype, vt};
-    p.lo = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "chunk_lo");
-    p.hi = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_THREADS), "chunk_hi");
+    p.lo = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_CHUNKS), "chunk_lo");
+    p.hi = cg_alloca(cg, LLVMArrayType(cg->i64, RT_MAX_CHUNKS), "chunk_hi");
     special_partials_on_team(cg, m, &p, work);
     start_combination(cg, &p, m->combine->init);
-    p.carry = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_THREADS), "carry");
-    p.carry_have = cg_alloca(cg, LLVMArrayType(cg->i1, RT_MAX_THREADS), "carry_have");
-    p.nchunks = cg_alloca(cg, cg->i64, "nchunks");
-    LLVMBuildStore(cg->b, cg_i64(cg, 0), p.nchunks);
-    over_partials(cg, carry_func_partial, &p);
+    p.carry = cg_alloca(cg, LLVMArrayType(vt, RT_MAX_CHUNKS), "carry");
+    p.carry_have = cg_alloca(cg, LLVMArrayType(cg->i1, RT_MAX_CHUNKS), "carry_have");
+    over_chunks(cg, p.nchunks, carry_func_partial, &p);
     over_recorded_chunks(cg, m, &p, work, rescan_chunk);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, joined);
