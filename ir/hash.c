@@ -305,6 +305,11 @@ static void put_node(Enc *e, const IrNode *n)
         put_node(e, n->u.for_range.step);
         put_block(e, &n->u.for_range.body);
         put_int(e, n->u.for_range.parallel);
+        put_int(e, n->u.for_range.nreds);
+        for (int i = 0; i < n->u.for_range.nreds; i++) {
+            put_var(e, n->u.for_range.reds[i].var);
+            put_int(e, n->u.for_range.reds[i].op);
+        }
         return;
     case IR_FOR_ITER: put_var(e, n->u.for_iter.var); put_node(e, n->u.for_iter.iterable); put_block(e, &n->u.for_iter.body); return;
     case IR_RETURN: put_node(e, n->u.ret.value); return;

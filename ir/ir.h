@@ -262,6 +262,14 @@ typedef enum {
 
 typedef struct IrNode IrNode;
 
+/* A reduction of an lk.prange loop (ir_prange_reductions): the body assigns var only as var = var op x (op is
+ * IR_RED_ADD, IR_RED_MUL, IR_RED_MIN or IR_RED_MAX) and reads it nowhere else. A parallel backend runs each
+ * chunk of the iterations from op's identity and combines the chunks' results into var in chunk order. */
+typedef struct IrPrangeRed {
+    IrVar *var;
+    IrReduceOp op;
+} IrPrangeRed;
+
 typedef struct IrBlock {
     IrNode **stmts;
     int n;
@@ -396,7 +404,14 @@ struct IrNode {
         struct { IrNode *target; IrNode *value; } store;
         struct { IrNode *cond; IrBlock then, orelse; } if_;
         struct { IrNode *cond; IrBlock body; } while_;
-        struct { IrVar *var; IrNode *start, *stop, *step; IrBlock body; bool parallel; } for_range; /* parallel: lk.prange */
+        struct {
+            IrVar *var;
+            IrNode *start, *stop, *step;
+            IrBlock body;
+            bool parallel;       /* lk.prange */
+            IrPrangeRed *reds;   /* parallel, after ir_prange_reductions: its reductions, by variable id */
+            int nreds;
+        } for_range;
         struct { IrVar *var; IrNode *iterable; IrBlock body; } for_iter;
         struct { IrNode *value; } ret;
         struct { IrNode *value; } expr_stmt;
@@ -459,8 +474,10 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 4 /* 4: ir_inline_calls inlines callees of other files */
-void ir_optimize(IrFunc *root);
+#define IR_PIPELINE_VERSION 5 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+                               * reductions (ir_prange_reductions) */
+/* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
+bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
 void ir_cse(IrFunc *f);            /* cse.c: a scalar computed by a loop, repeated in a block, is computed once */
 void ir_inline_single_use(IrFunc *f); /* inline_single_use.c: an array variable read once takes its expression's place */
@@ -472,6 +489,11 @@ void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede ev
  * another region's per-element code) with what each uses; the same for every backend, which may run a region on
  * one thread or many but never treats another node as one. Last in the pipeline. */
 void ir_mark_regions(IrFunc *f);
+/* prange.c, for every backend: the rules of lk.prange loops (no break or return in the body; a variable the body
+ * assigns is used after the loop only if it is a reduction), false with diag set (a CompileError naming the
+ * line) when one is broken; and each loop's reductions recorded in for_range.reds. A sequential backend may run
+ * prange as range: the rules make both mean the same. */
+bool ir_prange_reductions(IrFunc *f, LkDiag *diag);
 
 /* ---- reductions (reduce_ops.c): the meaning of the built-in operations, see IrReduceOp ---- */
 /* op's identity for dt, an IR_CONST with no position (IR_RED_FUNC has none: a zero, never to be combined). */

@@ -2,7 +2,8 @@
  * still calls. This is the one list of them: the shim runs it, and a cache keyed on the typed IR before the
  * passes keys on IR_PIPELINE_VERSION too (ir.h), so a change of this list or of what a pass does bumps it.
  *
- * A pass is a function IrFunc * -> void that rewrites one function in place. ir_inline_calls runs on the root
+ * A pass is a function IrFunc * -> void that rewrites one function in place; a check (after the passes) may
+ * also reject the program, returning false with a CompileError in diag. ir_inline_calls runs on the root
  * only and first: it sees the whole call graph (root->callees) and prunes the callees it inlined everywhere, so
  * the per-function passes run on the functions backends will actually emit. */
 #include "ir.h"
@@ -20,11 +21,21 @@ static const IrPass passes[] = {
     ir_mark_regions,      /* last: it only marks, on the final nodes */
 };
 
-void ir_optimize(IrFunc *root)
+/* Then the checks, passes that may reject the program with a CompileError; they record what they found. */
+typedef bool (*IrCheck)(IrFunc *f, LkDiag *diag);
+
+static const IrCheck checks[] = {
+    ir_prange_reductions, /* prange's rules, the same for every backend, and each loop's reductions */
+};
+
+bool ir_optimize(IrFunc *root, LkDiag *diag)
 {
     ir_inline_calls(root);
     for (int i = 0; i <= root->ncallees; i++) {
         IrFunc *f = i == 0 ? root : root->callees[i - 1];
         for (size_t p = 0; p < sizeof passes / sizeof passes[0]; p++) passes[p](f);
+        for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++)
+            if (!checks[c](f, diag)) return false;
     }
+    return true;
 }

@@ -230,6 +230,8 @@ static void stmt(Out *o, const IrNode *s, int depth)
     case IR_FOR_RANGE:
         put(o, "for %s in %s(", s->u.for_range.var->name, s->u.for_range.parallel ? "prange" : "range"); expr(o, s->u.for_range.start); put(o, ", ");
         expr(o, s->u.for_range.stop); put(o, ", "); expr(o, s->u.for_range.step); put(o, ")");
+        for (int i = 0; i < s->u.for_range.nreds; i++)
+            put(o, "%s%s %s", i ? ", " : " reducing ", s->u.for_range.reds[i].var->name, reduce_name(s->u.for_range.reds[i].op));
         if (s->region) { put(o, " "); region(o, s->region); }
         put(o, ":\n");
         block(o, &s->u.for_range.body, depth + 1);

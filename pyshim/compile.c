@@ -146,7 +146,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     IrFunc *typed = ts_specialize(uf, types, (int)nargs, &topts, arena, &diag);
     if (PyErr_Occurred()) PyErr_Clear();
     if (!typed) return compile_failed(arena, types, NULL, &diag);
-    ir_optimize(typed);
+    if (!ir_optimize(typed, &diag)) return compile_failed(arena, types, NULL, &diag); /* prange's rules */
     char module[LK_MODULE_CHARS];
     BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = io->keep_llvm, .keep_object = io->save,
                        .module = module};

@@ -90,31 +90,106 @@ def test_prange_reductions_match_sequential_python():
     assert o[4] == ref[4] and o[5] == ref[5] == N - 1
 
 
+def test_prange_reductions_are_recorded_in_the_typed_ir_of_every_backend():
+    # found once in ir/ (not by one backend): inspect_types shows them, the same text on cpu and openmp
+    ir = lk.jit(prange_reductions, backend="cpu").inspect_types(A, I)
+    assert "reducing s add, p mul, hi max, lo min, n add" in ir, ir
+    assert lk.jit(prange_reductions, backend="openmp").inspect_types(A, I) == ir
+    assert "reducing" not in lk.jit(prange_writes, backend="cpu").inspect_types(np.zeros(N), A)
+
+
 def test_prange_writes_arrays():
     out = lk.jit(prange_writes, backend="openmp")(np.zeros(N), A)
     np.testing.assert_allclose(out, A * A + np.arange(N), rtol=1e-15)
 
 
-def test_prange_with_break_is_a_compile_error():
-    def f(a):
-        for k in lk.prange(len(a)):
-            if a[k] > 0.5:
+def prange_with_break(a):
+    s = 0.0
+    for k in lk.prange(len(a)):
+        if a[k] > 0.5:
+            break
+        s += a[k]
+    return s
+
+
+def prange_with_return(a):
+    for k in lk.prange(len(a)):
+        if a[k] > 0.5:
+            return k
+    return -1
+
+
+def prange_breaking_an_inner_loop(a, m):
+    total = 0.0
+    for k in lk.prange(len(a)):
+        for j in range(m):
+            if j * a[k] > 2.0:
                 break
-        return 0
-
-    with pytest.raises(lk.CompileError, match="break and return are not allowed in a prange loop"):
-        lk.jit(f, backend="openmp")(A)
+            total += a[k] * j
+    return total
 
 
-def test_prange_private_variable_used_after_the_loop_is_a_compile_error():
-    def f(a):
-        last = 0.0
-        for k in lk.prange(len(a)):
-            last = a[k]
-        return last
+def source_line(f, text):
+    """The file line of the first statement of f that starts with text."""
+    import inspect
+    lines, first = inspect.getsourcelines(f)
+    return first + next(i for i, line in enumerate(lines) if line.strip().startswith(text))
 
-    with pytest.raises(lk.CompileError, match="variable 'last' is assigned in a prange loop"):
-        lk.jit(f, backend="openmp")(A)
+
+# prange's rules are the same on every backend, so that one program has one meaning: cpu, which runs prange as
+# range, rejects what openmp cannot run in parallel
+@pytest.mark.parametrize("backend", ["cpu", "openmp"])
+@pytest.mark.parametrize("f, exit_stmt", [(prange_with_break, "break"), (prange_with_return, "return k")])
+def test_leaving_a_prange_loop_is_a_compile_error_naming_the_line(backend, f, exit_stmt):
+    with pytest.raises(lk.CompileError, match="break and return are not allowed in a prange loop") as e:
+        lk.jit(f, backend=backend)(A)
+    assert f"line {source_line(f, exit_stmt)}" in str(e.value)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "openmp"])
+def test_a_break_of_a_loop_inside_prange_is_allowed(backend):
+    a = A[:5000]
+    assert lk.jit(prange_breaking_an_inner_loop, backend=backend)(a, 7) == pytest.approx(
+        prange_breaking_an_inner_loop(a, 7), rel=1e-12)
+
+
+def prange_private_used_after(a):
+    last = 0.0
+    for k in lk.prange(len(a)):
+        last = a[k]
+    return last
+
+
+@pytest.mark.parametrize("backend", ["cpu", "openmp"])
+def test_prange_private_variable_used_after_the_loop_is_a_compile_error(backend):
+    with pytest.raises(lk.CompileError, match="variable 'last' is assigned in a prange loop") as e:
+        lk.jit(prange_private_used_after, backend=backend)(A)
+    assert f"line {source_line(prange_private_used_after, 'for k in lk.prange')}" in str(e.value)
+
+
+def many_reductions_source(n):
+    """A function with n `+=` reductions in one prange loop (each a different weight of the element)."""
+    names = [f"s{i}" for i in range(n)]
+    body = "".join(f"    {v} = 0.0\n" for v in names)
+    body += "    for k in lk.prange(len(a)):\n        x = a[k]\n"
+    body += "".join(f"        {v} += x * {i + 1}\n" for i, v in enumerate(names))
+    body += "".join(f"    out[{i}] = {v}\n" for i, v in enumerate(names))
+    return f"def many_reductions(a, out):\n{body}    return out\n"
+
+
+@pytest.mark.parametrize("backend", ["cpu", "openmp"])
+def test_prange_with_more_reductions_than_ever_before(backend, tmp_path, monkeypatch):
+    # openmp once kept only the first 64 reductions of a loop and returned the others' initial values
+    import importlib
+    (tmp_path / "many_reductions_mod.py").write_text("import lorikeet as lk\n\n\n" + many_reductions_source(100))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    f = importlib.import_module("many_reductions_mod").many_reductions
+    lk.set_parallel_threshold(0)
+    try:
+        got = lk.jit(f, backend=backend)(A, np.zeros(100))
+    finally:
+        lk.set_parallel_threshold(int(os.environ.get("LORIKEET_PARALLEL_THRESHOLD", 300000)))
+    np.testing.assert_allclose(got, f(A, np.zeros(100)), rtol=1e-9)
 
 
 def test_index_error_inside_a_parallel_loop():
