@@ -11,7 +11,8 @@
  *  - operands of IR_BINOP/IR_COMPARE/IR_UNOP are scalars of the same type (typespec inserts IR_CAST);
  *  - array arithmetic appears only inside the body of an IR_MAP, whose body is a scalar expression over the
  *    map's params; after ir_explicit_alloc(), a map or axis-reduce that produces a new array appears only in
- *    statement position with `out` set to a variable that an IR_ALLOC filled just before.
+ *    statement position with `out` set to a variable that an IR_ALLOC filled just before;
+ *  - after ir_reduce_inputs_as_maps(), the input of every IR_REDUCE and IR_SCAN is an IR_MAP without `out`.
  * Nodes are allocated in an RtArena and never freed one by one.
  *
  * ---- The contract between the compiler and every backend ----
@@ -474,8 +475,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 5 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
-                               * reductions (ir_prange_reductions) */
+#define IR_PIPELINE_VERSION 6 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+                               * reductions (ir_prange_reductions); 6: reduce inputs are maps */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
@@ -489,6 +490,9 @@ void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede ev
  * another region's per-element code) with what each uses; the same for every backend, which may run a region on
  * one thread or many but never treats another node as one. Last in the pipeline. */
 void ir_mark_regions(IrFunc *f);
+/* reduce_inputs.c: the input of every reduce and scan becomes a map expression (the identity map over an array
+ * that is not one), so that backends lower one shape and never add variables to the IR they lower. */
+void ir_reduce_inputs_as_maps(IrFunc *f);
 /* prange.c, for every backend: the rules of lk.prange loops (no break or return in the body; a variable the body
  * assigns is used after the loop only if it is a reduction), false with diag set (a CompileError naming the
  * line) when one is broken; and each loop's reductions recorded in for_range.reds. A sequential backend may run

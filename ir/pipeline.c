@@ -18,6 +18,7 @@ static const IrPass passes[] = {
     ir_recognize_matmul,  /* on fused bodies: a dot-product imap is one node by now */
     ir_explicit_alloc,    /* after every pass that makes or merges maps */
     ir_check_unbound,     /* it reads the final statements */
+    ir_reduce_inputs_as_maps, /* after every pass that makes reductions or replaces their inputs */
     ir_mark_regions,      /* last: it only marks, on the final nodes */
 };
 

@@ -54,6 +54,15 @@ static void combine(Out *o, const IrCombine *c)
     put(o, ", ");
 }
 
+/* The input of a reduce or scan: the identity map that ir_reduce_inputs_as_maps puts around an array prints as
+ * the array (that pass makes every input a map, so nothing is lost), the way it was written. */
+static void reduce_input(Out *o, const IrNode *in)
+{
+    bool identity = in->kind == IR_MAP && in->u.map.nparams == 1 && in->u.map.ninputs == 1 && !in->u.map.out &&
+                    in->u.map.body->kind == IR_VAR && in->u.map.body->u.var.var == in->u.map.params[0];
+    expr(o, identity ? in->u.map.inputs[0] : in);
+}
+
 static void type_of(Out *o, const IrType *t)
 {
     char b[256];
@@ -186,14 +195,14 @@ static void expr(Out *o, const IrNode *n)
     case IR_SCAN:
         put(o, "scan[%s](", reduce_name(n->u.scan.op));
         if (n->u.scan.op == IR_RED_FUNC) combine(o, &n->u.scan.combine);
-        expr(o, n->u.scan.input);
+        reduce_input(o, n->u.scan.input);
         if (n->u.scan.axis >= 0) put(o, ", axis=%d", n->u.scan.axis);
         put(o, ")");
         return;
     case IR_REDUCE:
         put(o, "reduce[%s](", reduce_name(n->u.reduce.op));
         if (n->u.reduce.op == IR_RED_FUNC) combine(o, &n->u.reduce.combine);
-        expr(o, n->u.reduce.input);
+        reduce_input(o, n->u.reduce.input);
         if (n->u.reduce.axis >= 0) put(o, ", axis=%d", n->u.reduce.axis);
         if (n->u.reduce.out) { put(o, ", out="); expr(o, n->u.reduce.out); }
         put(o, ")");

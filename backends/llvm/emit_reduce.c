@@ -1,12 +1,10 @@
-/* emit_reduce.c: IR_REDUCE and IR_SCAN in LLVM IR. Both run the loops of a map (emit_array.c; an array input
- * is reduced as the identity map over it, so a map input is fused) with a sink that accumulates instead of
- * storing: here are those sinks, the lowering of the built-in operations' identities and combines (decided in
- * ir/reduce_ops.c) and of the user's combine, and the choice of what runs on the openmp team (team_reduce.c
- * runs it).
+/* emit_reduce.c: IR_REDUCE and IR_SCAN in LLVM IR. Both run the loops of their input, always a map
+ * (ir/reduce_inputs.c; emit_array.c), with a sink that accumulates instead of storing: here are those sinks,
+ * the lowering of the built-in operations' identities and combines (decided in ir/reduce_ops.c) and of the
+ * user's combine, and the choice of what runs on the openmp team (team_reduce.c runs it).
  *
  * A user's combine has no identity: wherever nothing has been accumulated yet a started flag says so, and the
  * combine (user code, which may raise) runs only on values that exist. */
-#include <string.h>
 #include "cg.h"
 
 /* A built-in operation's identity and combine, as ir/reduce_ops.c defines them, lowered by the ordinary
@@ -194,27 +192,6 @@ void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMVal
 
 /* ---------------- reductions ---------------- */
 
-/* An array input is reduced as the identity map over it, so both cases share the map's loops (and a map input
- * is fused: its body is computed in the reduction's loop, with no array in between). */
-static const IrNode *as_map(Cg *cg, const IrNode *x)
-{
-    if (x->kind == IR_MAP && !x->u.map.out) return x;
-    IrNode *m = ir_node(cg->f->arena, IR_MAP, x->pos);
-    m->type = x->type;
-    m->u.map.ninputs = m->u.map.nparams = 1;
-    m->u.map.inputs = ir_nodes(cg->f->arena, 1);
-    m->u.map.inputs[0] = (IrNode *)x;
-    m->u.map.params = rt_arena_alloc(cg->f->arena, sizeof(IrVar *));
-    m->u.map.params[0] = ir_func_temp(cg->f, ir_type_scalar(x->type->dtype));
-    m->u.map.body = ir_var_ref(cg->f->arena, x->pos, m->u.map.params[0]);
-    /* the new variable needs a slot in this function */
-    LLVMValueRef *slots = rt_arena_alloc(cg->f->arena, sizeof(LLVMValueRef) * (size_t)(cg->f->nvars + 1));
-    memcpy(slots, cg->var_slots, sizeof(LLVMValueRef) * (size_t)(cg->f->nvars - 1));
-    slots[cg->f->nvars - 1] = cg_alloca(cg, cg_type(cg, m->u.map.params[0]->type), "elem");
-    cg->var_slots = slots;
-    return m;
-}
-
 /* Every element of arr (ndim dims, C layout) set to the constant c. */
 static void fill_array(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *dims, int ndim, IrNode c)
 {
@@ -223,7 +200,7 @@ static void fill_array(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *
 
 LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
 {
-    const IrNode *map = as_map(cg, n->u.reduce.input);
+    const IrNode *map = n->u.reduce.input; /* a map: ir_reduce_inputs_as_maps */
     const IrType *in_t = map->type;
     IrDtype dt = map->u.map.body->type->dtype;
     IrReduceOp op = n->u.reduce.op;
@@ -325,7 +302,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
 
 LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
 {
-    const IrNode *map = as_map(cg, n->u.scan.input);
+    const IrNode *map = n->u.scan.input;
     IrDtype dt = map->u.map.body->type->dtype;
     CgMap m = {.red_op = n->u.scan.op, .out_type = n->type, .combine = &n->u.scan.combine};
     if (!cg_map_prepare(cg, &m, map, NULL, map->type->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
