@@ -2,9 +2,12 @@
 
 First-call compile time of every benchmark workload's kernel, per lorikeet backend: the first call of a fresh
 dispatcher (lk.jit of the kernel, so no cache can serve it) on small inputs of the workload's types, less the
-median of the calls after it. The median over `repeats` fresh dispatchers is printed, one row a workload.
+median of the calls after it. The median over `repeats` fresh dispatchers is printed, one row a workload, with
+the LLVM IR's line count of the first.
 
-The inputs are small so that the figure is compile time: the run's share is the steady call subtracted.
+Times are the process's CPU time (time.process_time), so that other processes on a shared machine inflate them
+less than wall time; compiling runs on the calling thread. The inputs are small so that the figure is compile
+time: the run's share is the steady call subtracted.
 """
 import argparse
 import statistics
@@ -30,14 +33,15 @@ def first_call_compile(lk, w, backend, repeats):
     firsts, steadies = [], []
     for _ in range(repeats):
         fn = lk.jit(w.kernel, backend=backend)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn(*args)
-        firsts.append(time.perf_counter() - t0)
+        firsts.append(time.process_time() - t0)
         for _ in range(3):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn(*args)
-            steadies.append(time.perf_counter() - t0)
-    return max(statistics.median(firsts) - statistics.median(steadies), 0.0)
+            steadies.append(time.process_time() - t0)
+    lines = lk.jit(w.kernel, backend=backend).inspect_llvm(*args).count("\n")
+    return max(statistics.median(firsts) - statistics.median(steadies), 0.0), lines
 
 
 def main(argv=None):
@@ -52,21 +56,23 @@ def main(argv=None):
     # the JIT's own start-up is not any kernel's compile time
     for b in backends:
         lk.jit(lambda x: x + 1.0, backend=b)(1.0)
-    print(f"{'workload':24s}" + "".join(f"{b + ' ms':>12s}" for b in backends))
+    print(f"{'workload':24s}" + "".join(f"{b + ' ms':>12s}{b + ' IR':>12s}" for b in backends))
     totals = dict.fromkeys(backends, 0.0)
+    total_lines = dict.fromkeys(backends, 0)
     for w in WORKLOADS:
         if w.kind != "kernel" or (only and w.name not in only):
             continue
         row = f"{w.name:24s}"
         for b in backends:
             try:
-                t = first_call_compile(lk, w, b, a.repeats)
+                t, lines = first_call_compile(lk, w, b, a.repeats)
                 totals[b] += t
-                row += f"{t * 1e3:12.1f}"
+                total_lines[b] += lines
+                row += f"{t * 1e3:12.1f}{lines:12d}"
             except Exception as e:  # a workload a backend cannot compile: say so, go on
-                row += f"{type(e).__name__:>12s}"
+                row += f"{type(e).__name__:>24s}"
         print(row, flush=True)
-    print(f"{'total':24s}" + "".join(f"{totals[b] * 1e3:12.1f}" for b in backends))
+    print(f"{'total':24s}" + "".join(f"{totals[b] * 1e3:12.1f}{total_lines[b]:12d}" for b in backends))
     return 0
 
 
