@@ -1,7 +1,8 @@
 """python -m benchmarks.compile_time [--backends cpu,openmp] [--repeats N] [--only NAME[,NAME]]
 
 First-call compile time of every benchmark workload's kernel, per lorikeet backend: the first call of a fresh
-dispatcher (lk.jit of the kernel, so no cache can serve it) on small inputs of the workload's types, less the
+copy of the kernel (read from a copy of its module's file at a new path, so that no cache, the process's
+compilations by IR hash included, can serve it) on small inputs of the workload's types, less the
 median of the calls after it. The median over `repeats` fresh dispatchers is printed, one row a workload, with
 the LLVM IR's line count of the first.
 
@@ -10,9 +11,15 @@ less than wall time; compiling runs on the calling thread. The inputs are small 
 time: the run's share is the steady call subtracted.
 """
 import argparse
+import inspect
+import itertools
+import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
+import types
 
 from .workloads import WORKLOADS
 
@@ -28,11 +35,24 @@ def small_size(w):
     return min(size, 64) if isinstance(size, int) else size
 
 
-def first_call_compile(lk, w, backend, repeats):
+_copies = itertools.count()
+
+
+def fresh_copy(w, folder):
+    """The kernel as a function no cache has seen: its code, with its module's globals (helpers, imports), read
+    from a copy of its module's file at a new path (the source lines are the same, the file name is new)."""
+    src = inspect.getsourcefile(w.kernel)
+    path = os.path.join(folder, f"copy{next(_copies)}_{os.path.basename(src)}")
+    shutil.copyfile(src, path)
+    code = w.kernel.__code__.replace(co_filename=path)
+    return types.FunctionType(code, w.kernel.__globals__, w.kernel.__name__, w.kernel.__defaults__)
+
+
+def first_call_compile(lk, w, backend, repeats, folder):
     args = w.make_inputs(small_size(w))
     firsts, steadies = [], []
     for _ in range(repeats):
-        fn = lk.jit(w.kernel, backend=backend)
+        fn = lk.jit(fresh_copy(w, folder), backend=backend)
         t0 = time.process_time()
         fn(*args)
         firsts.append(time.process_time() - t0)
@@ -40,7 +60,7 @@ def first_call_compile(lk, w, backend, repeats):
             t0 = time.process_time()
             fn(*args)
             steadies.append(time.process_time() - t0)
-    lines = lk.jit(w.kernel, backend=backend).inspect_llvm(*args).count("\n")
+    lines = lk.jit(fresh_copy(w, folder), backend=backend).inspect_llvm(*args).count("\n")
     return max(statistics.median(firsts) - statistics.median(steadies), 0.0), lines
 
 
@@ -52,6 +72,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     import lorikeet as lk
     backends = a.backends.split(",")
+    folder = tempfile.mkdtemp(prefix="lk-compile-time-")
     only = set(a.only.split(",")) if a.only else None
     # the JIT's own start-up is not any kernel's compile time
     for b in backends:
@@ -65,7 +86,7 @@ def main(argv=None):
         row = f"{w.name:24s}"
         for b in backends:
             try:
-                t, lines = first_call_compile(lk, w, b, a.repeats)
+                t, lines = first_call_compile(lk, w, b, a.repeats, folder)
                 totals[b] += t
                 total_lines[b] += lines
                 row += f"{t * 1e3:12.1f}{lines:12d}"
@@ -73,6 +94,7 @@ def main(argv=None):
                 row += f"{type(e).__name__:>24s}"
         print(row, flush=True)
     print(f"{'total':24s}" + "".join(f"{totals[b] * 1e3:12.1f}{total_lines[b]:12d}" for b in backends))
+    shutil.rmtree(folder, True)
     return 0
 
 
