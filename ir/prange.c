@@ -134,7 +134,7 @@ static void check_loop(IrNode *loop, void *env)
     IrFunc *f = p->f;
     const IrNode *exit = find_exit(&loop->u.for_range.body, false);
     if (exit) {
-        lk_diag_set(p->diag, LK_ERR_COMPILE, f->file, exit->pos.line, exit->pos.col,
+        lk_diag_set(p->diag, LK_ERR_COMPILE, exit->pos.file ? exit->pos.file : f->file, exit->pos.line, exit->pos.col,
                     "break and return are not allowed in a prange loop (its iterations run in parallel)");
         p->failed = true;
         return;
@@ -153,7 +153,7 @@ static void check_loop(IrNode *loop, void *env)
         /* the threads' private copies have no single last value to leave behind (range would leave one);
          * compiler temporaries never live past the statement that made them */
         if (!is_red && var->name[0] != '$' && p->reads_in_func[v] > u->reads) {
-            lk_diag_set(p->diag, LK_ERR_COMPILE, f->file, loop->pos.line, loop->pos.col,
+            lk_diag_set(p->diag, LK_ERR_COMPILE, loop->pos.file ? loop->pos.file : f->file, loop->pos.line, loop->pos.col,
                         "variable '%s' is assigned in a prange loop and used outside it: only reductions (v += x, "
                         "v *= x, v = max(v, x), v = min(v, x)) carry a value out of a prange loop", var->name);
             p->failed = true;
