@@ -41,7 +41,6 @@ typedef struct Cg {
     int loop_depth;
     RtNames *names;               /* the strings error records name (source files, variables), by index */
     bool parallel;                /* the openmp backend: outermost data-parallel loops run on the team */
-    int par_depth;                /* > 0 inside an outlined loop: everything nested runs on its thread */
     int chunk_level;              /* the loop level a chunk restricts (0; 1 for reductions along axis 0) */
     /* loop versioning (bounds_version.c): the bounds plans of the versioned loops around the code being
      * emitted, outermost first, and whether this copy runs with the plan's accesses proven in range */
@@ -142,7 +141,7 @@ void cg_map_run(Cg *cg, CgMap *m, bool out_is_c, bool vectorize);
 /* openmp: whether a data-parallel node runs on the team (not inside a loop that does); the map's values
  * carried into a chunk function; rows [lo, hi) of the space, in a chunk; its work for the team threshold; an
  * axis reduction or scan with each thread owning lines of the result. */
-bool cg_on_team(Cg *cg);
+bool cg_on_team(Cg *cg, const IrNode *n); /* n is a region and the backend is openmp */
 typedef struct CgMapCaps {
     int vals[IR_MAX_MAP_INPUTS], bstrides[IR_MAX_MAP_INPUTS][IR_MAX_DIMS], dims[IR_MAX_DIMS], out, flat_ok, best;
 } CgMapCaps;

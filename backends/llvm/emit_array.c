@@ -470,10 +470,12 @@ static void copy_overlapping_inputs(Cg *cg, CgMap *m, const IrType *ot)
 
 /* ---------------- the openmp backend: the outermost loop on the team ---------------- */
 
-/* Whether this data-parallel node runs on the team: the openmp backend, and not inside a loop that does. */
-bool cg_on_team(Cg *cg)
+/* Whether this node runs on the team: the openmp backend, and a parallel region (ir/parallel_regions.c): the
+ * code of one element runs on the thread that runs that element. Whether the team pays
+ * is decided at run time (cg_worth_a_team). */
+bool cg_on_team(Cg *cg, const IrNode *n)
 {
-    return cg->parallel && cg->par_depth == 0;
+    return cg->parallel && n->region;
 }
 
 void cg_map_capture(CgOutline *o, CgMap *m, CgMapCaps *c)
@@ -546,13 +548,11 @@ static void run_map_on_team_at(Cg *cg, CgMap *m, bool out_is_c, int chunk_level)
     LLVMPositionBuilderAtEnd(cg->b, par);
     IrNode *exprs[1] = {m->map->u.map.body};
     cg_outline_begin(cg, &o, exprs, 1, NULL);
-    cg->par_depth++;
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
     cg->chunk_level = chunk_level;
     cg_map_run_chunk(cg, &mine, out_is_c && chunk_level == 0, o.lo, o.hi, false);
     cg->chunk_level = 0;
-    cg->par_depth--;
     cg_outline_end(cg, &o, rows, work);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, joined);
@@ -599,7 +599,7 @@ LLVMValueRef cg_map(Cg *cg, const IrNode *n)
         m.out = cg_new_array(cg, ot->dtype, ot->ndim, m.dims, n->pos);
     }
     m.out_type = ot;
-    if (cg_on_team(cg) && m.ndim > 0) run_map_on_team(cg, &m, ot->layout == IR_LAYOUT_C);
+    if (cg_on_team(cg, n) && m.ndim > 0) run_map_on_team(cg, &m, ot->layout == IR_LAYOUT_C);
     else cg_map_run(cg, &m, ot->layout == IR_LAYOUT_C, false);
     return m.out;
 }
@@ -629,7 +629,7 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
         for (int d = 0; d < nd; d++) dims[d] = cg_expr(cg, n->u.imap.dims[d]);
         env.out = cg_new_array(cg, n->type->dtype, nd, dims, n->pos);
     }
-    if (!cg_on_team(cg)) {
+    if (!cg_on_team(cg, n)) {
         cg_loop_nest(cg, nd, dims, imap_body, &env, false);
         return env.out;
     }
@@ -648,12 +648,10 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
     LLVMPositionBuilderAtEnd(cg->b, par);
     IrNode *exprs[1] = {n->u.imap.body};
     cg_outline_begin(cg, &o, exprs, 1, NULL);
-    cg->par_depth++;
     LLVMValueRef cd[IR_MAX_DIMS];
     for (int d = 0; d < nd; d++) cd[d] = cg_outline_get(&o, cdims[d]);
     IMapEnv mine = {n, cg_outline_get(&o, cout)};
     cg_loop_nest_from(cg, nd, cd, o.lo, o.hi, imap_body, &mine, false);
-    cg->par_depth--;
     cg_outline_end(cg, &o, rows, work);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, joined);

@@ -209,7 +209,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
     bool needs_items = ir_reduce_needs_items(op, &n->u.reduce.combine);
     bool special = is_arg || op == IR_RED_FUNC; /* not one combine expression: the sinks of their own */
-    if (n->u.reduce.axis < 0 && special && ir_reduce_partials_ok(op, &n->u.reduce.combine) && cg_on_team(cg) && m.ndim > 0) {
+    if (n->u.reduce.axis < 0 && special && ir_reduce_partials_ok(op, &n->u.reduce.combine) && cg_on_team(cg, n) && m.ndim > 0) {
         if (is_arg) {
             LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
             for (int d = 0; d < m.ndim; d++)
@@ -253,7 +253,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
             m.arg_index = cg_alloca(cg, cg->i64, "argidx");
             LLVMBuildStore(cg->b, cg_i64(cg, 0), m.arg_index);
         }
-        if (cg_on_team(cg) && !is_arg && m.ndim > 0) return cg_reduce_on_team(cg, &m, dt);
+        if (cg_on_team(cg, n) && !is_arg && m.ndim > 0) return cg_reduce_on_team(cg, &m, dt);
         cg_map_run(cg, &m, true, !is_arg);
         if (is_arg) return LLVMBuildLoad2(cg->b, cg->i64, m.arg_index, "");
         return LLVMBuildLoad2(cg->b, cg_type(cg, ir_type_scalar(dt)), m.acc, "");
@@ -283,7 +283,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         m.sink = CG_SINK_ARG_AXIS;
         m.red_axis = axis;
         /* along an axis other than the first, each row of the output is one thread's alone */
-        if (cg_on_team(cg)) cg_map_axis_on_team(cg, &m);
+        if (cg_on_team(cg, n)) cg_map_axis_on_team(cg, &m);
         else cg_map_run(cg, &m, false, false);
         return m.out;
     }
@@ -295,7 +295,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     }
     m.sink = CG_SINK_REDUCE_AXIS;
     m.red_axis = axis;
-    if (cg_on_team(cg)) cg_map_axis_on_team(cg, &m);
+    if (cg_on_team(cg, n)) cg_map_axis_on_team(cg, &m);
     else cg_map_run(cg, &m, false, false);
     return m.out;
 }
@@ -321,7 +321,7 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
             LLVMBuildStore(cg->b, cg_red_identity(cg, m.red_op, dt), m.acc);
         }
         m.sink = CG_SINK_SCAN_ALL;
-        if (cg_on_team(cg) && m.ndim > 0) {
+        if (cg_on_team(cg, n) && m.ndim > 0) {
             if (m.red_op != IR_RED_FUNC) return cg_scan_on_team(cg, &m, n);
             if (ir_reduce_partials_ok(m.red_op, m.combine)) return cg_scan_func_on_team(cg, &m, n);
         }
@@ -332,7 +332,7 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
     m.sink = CG_SINK_SCAN_AXIS;
     m.red_axis = n->u.scan.axis;
     m.flat_ok_static = false;
-    if (cg_on_team(cg)) cg_map_axis_on_team(cg, &m);
+    if (cg_on_team(cg, n)) cg_map_axis_on_team(cg, &m);
     else cg_map_run(cg, &m, false, false); /* flat_ok_static is false: the loop nest */
     return m.out;
 }

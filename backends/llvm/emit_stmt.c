@@ -278,7 +278,7 @@ static void cg_for_range(Cg *cg, const IrNode *s)
         LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_RANGE_STEP_ZERO)};
         cg_raise_if(cg, LLVMConstInt(cg->i1, 1, 0), RT_ERR_VALUE, s->pos, extra, 1);
     }
-    if (s->u.for_range.parallel && cg->parallel && cg->par_depth == 0) {
+    if (cg_on_team(cg, s)) {
         cg_prange(cg, s, start, stop, step);
         return;
     }

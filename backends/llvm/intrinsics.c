@@ -13,7 +13,7 @@ static LLVMValueRef matmul(Cg *cg, const IrNode *n)
     LLVMValueRef dims[2] = {m, nn};
     IrDtype dt = n->type->dtype;
     LLVMValueRef c = cg_new_array(cg, dt, 2, dims, n->pos);
-    if (cg->parallel && cg->par_depth == 0) {
+    if (cg_on_team(cg, n)) {
         /* openmp: blocks of rows of C on the team */
         LLVMTypeRef params[12] = {cg->ptr, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
         LLVMValueRef args[12] = {cg->rtctx, LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32, 0), cg_array_data(cg, a),

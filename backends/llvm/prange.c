@@ -106,7 +106,6 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, par);
     cg_outline_begin(cg, &o, NULL, 0, body);
-    cg->par_depth++;
     for (int i = 0; i < parts.nred; i++)
         LLVMBuildStore(cg->b, cg_red_identity(cg, parts.reds[i].op, parts.reds[i].var->type->dtype), cg->var_slots[parts.reds[i].var->id]);
     ChunkLoop chunk = {&o, cs, cst};
@@ -117,7 +116,6 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
         LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg_type(cg, v->type), cg->var_slots[v->id], ""),
                        partial_ptr(cg, &parts, cg_outline_get(&o, cpart), tid, i));
     }
-    cg->par_depth--;
     LLVMValueRef nchunks = cg_outline_end(cg, &o, n, work);
     /* after the loop: each reduction variable combined with the chunks' partials, in chunk order */
     if (parts.nred) cg_loop_nest(cg, 1, &nchunks, combine_chunk, &parts, false);

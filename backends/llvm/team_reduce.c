@@ -25,7 +25,6 @@ static LLVMValueRef partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef 
     LLVMValueRef rows = m->dims[0];
     IrNode *exprs[1] = {m->map->u.map.body};
     cg_outline_begin(cg, &o, exprs, 1, NULL);
-    cg->par_depth++;
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
     mine.acc = cg_alloca(cg, et, "acc");
@@ -36,7 +35,6 @@ static LLVMValueRef partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef 
     LLVMTypeRef rt = LLVMArrayType(cg->i64, RT_MAX_CHUNKS);
     if (clo >= 0) LLVMBuildStore(cg->b, o.lo, LLVMBuildGEP2(cg->b, rt, cg_outline_get(&o, clo), idx, 2, ""));
     if (chi >= 0) LLVMBuildStore(cg->b, o.hi, LLVMBuildGEP2(cg->b, rt, cg_outline_get(&o, chi), idx, 2, ""));
-    cg->par_depth--;
     return cg_outline_end(cg, &o, rows, work);
 }
 
@@ -160,7 +158,6 @@ static void special_partials_on_team(Cg *cg, CgMap *m, Partials *p, LLVMValueRef
     LLVMValueRef rows = m->dims[0];
     IrNode *exprs[2] = {m->map->u.map.body, is_arg ? NULL : m->combine->body};
     cg_outline_begin(cg, &o, exprs, 2, NULL);
-    cg->par_depth++;
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
     mine.acc = cg_alloca(cg, vt, "acc");
@@ -183,7 +180,6 @@ static void special_partials_on_team(Cg *cg, CgMap *m, Partials *p, LLVMValueRef
     if (is_arg) LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, cg->i64, mine.arg_index, ""), slot(cg, cg->i64, cg_outline_get(&o, ci), tid));
     if (clo >= 0) LLVMBuildStore(cg->b, o.lo, slot(cg, cg->i64, cg_outline_get(&o, clo), tid));
     if (chi >= 0) LLVMBuildStore(cg->b, o.hi, slot(cg, cg->i64, cg_outline_get(&o, chi), tid));
-    cg->par_depth--;
     p->nchunks = cg_outline_end(cg, &o, rows, work);
 }
 
@@ -296,7 +292,6 @@ static void over_recorded_chunks(Cg *cg, CgMap *m, Partials *p, LLVMValueRef wor
     LLVMValueRef nchunks = p->nchunks;
     IrNode *exprs[2] = {func ? m->map->u.map.body : NULL, func ? m->combine->body : NULL};
     cg_outline_begin(cg, &o, exprs, 2, NULL);
-    cg->par_depth++;
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
     if (func) {
@@ -310,7 +305,6 @@ static void over_recorded_chunks(Cg *cg, CgMap *m, Partials *p, LLVMValueRef wor
     q.lo = cg_outline_get(&o, clo);
     q.hi = cg_outline_get(&o, chi);
     cg_loop_nest_from(cg, 1, &o.hi, o.lo, o.hi, chunk, &q, false);
-    cg->par_depth--;
     cg_outline_end(cg, &o, nchunks, work);
 }
 
