@@ -78,8 +78,10 @@ unsigned ir_node_effects(const IrNode *n)
     case IR_VAR: return n->u.var.check_bound ? IR_FX_RAISE : 0;
     case IR_BINOP: return binop_effects(n);
     case IR_CALL:
-        /* intrinsics (transpose, reshape, matmul, ...) make new arrays or views and write nothing else */
-        if (n->u.call.ckind == IR_CALLEE_INTRINSIC) return IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC;
+        /* intrinsics (transpose, reshape, matmul, ...) make new arrays or views, or fill their out, and write
+         * nothing else */
+        if (n->u.call.ckind == IR_CALLEE_INTRINSIC)
+            return IR_FX_RAISE | IR_FX_READ | (n->u.call.out ? out_effects(n->u.call.out) : IR_FX_ALLOC);
         return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC;
     case IR_INDEX: return IR_FX_RAISE | IR_FX_READ;
     case IR_ATTR: case IR_COMPREHENSION: return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC; /* untyped */
@@ -162,6 +164,7 @@ static void visit_children(Walk *w, IrNode *n, bool c, bool r)
     case IR_CALL:
         visit_all(w, n->u.call.args, n->u.call.nargs, c, r);
         visit_all(w, n->u.call.kwargs, n->u.call.nkw, c, r);
+        visit(w, &n->u.call.out, c, r);
         return;
     case IR_INDEX: visit(w, &n->u.index.base, c, r); visit_all(w, n->u.index.items, n->u.index.n, c, r); return;
     case IR_SLICE:

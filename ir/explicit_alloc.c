@@ -12,6 +12,15 @@
  * so that a backend sees the allocation as an operation of its own, with a computed shape, separate from the
  * loop that fills it: the openmp backend allocates before forking, the gpu backend before launching.
  *
+ * The intrinsics that make an array get it the same way, as u.call.out, with the shape IrIntrinsic states:
+ *
+ *     $t3 = reduce[add](map(lambda $t2: int64($t2), m))       a[m]: the mask's set elements, counted first
+ *     $t4 = alloc array(float64, 1d, C) ($t3)
+ *     mask_select(a, m, out=$t4)
+ *
+ * matmul's rows are A's when the inner dimensions agree and 0 when not (so a mismatch raises its ValueError
+ * without a large allocation); concatenate's length along the axis is the sum of its parts'.
+ *
  * What stays as it was (the backend allocates there itself): maps inside a branch of a conditional
  * expression or after the first operand of and/or (they may not run), in a while condition (it is evaluated
  * again on every iteration), the input of a reduction (fused into the reduction's loop: there is no array), and
@@ -91,6 +100,120 @@ static IrNode *hoist_map(Hoist *h, IrNode *m)
     return out;
 }
 
+/* ---- the intrinsics that make a new array: their arguments in temporaries, the shape computed from them ---- */
+
+static IrNode *dim_of(RtArena *a, IrNode *array, int axis)
+{
+    IrNode *d = ir_node(a, IR_ARRAY_DIM, array->pos);
+    d->type = ir_type_scalar(IR_DT_INT64);
+    d->u.array_dim.array = array;
+    d->u.array_dim.axis = axis;
+    return d;
+}
+
+static IrNode *int_binop(RtArena *a, IrBinOp op, IrNode *l, IrNode *r)
+{
+    IrNode *b = ir_node(a, IR_BINOP, l->pos);
+    b->type = ir_type_scalar(IR_DT_INT64);
+    b->u.binop.op = op;
+    b->u.binop.lhs = l;
+    b->u.binop.rhs = r;
+    return b;
+}
+
+/* v if l == r else 0 */
+static IrNode *if_equal(RtArena *a, IrNode *l, IrNode *r, IrNode *v)
+{
+    IrNode *c = ir_node(a, IR_COMPARE, l->pos);
+    c->type = ir_type_scalar(IR_DT_BOOL);
+    c->u.compare.nops = 1;
+    c->u.compare.ops = rt_arena_alloc(a, sizeof(IrCmpOp));
+    c->u.compare.ops[0] = IR_CMP_EQ;
+    c->u.compare.operands = ir_nodes(a, 2);
+    c->u.compare.operands[0] = l;
+    c->u.compare.operands[1] = r;
+    IrNode *e = ir_node(a, IR_IFEXP, l->pos);
+    e->type = v->type;
+    e->u.ifexp.cond = c;
+    e->u.ifexp.then = v;
+    e->u.ifexp.orelse = ir_const_int(a, l->pos, v->type, 0);
+    return e;
+}
+
+/* reduce[add](map(lambda p: int64(p), mask)): the number of set elements of a bool array */
+static IrNode *count_set(IrFunc *f, IrNode *mask)
+{
+    RtArena *a = f->arena;
+    IrType *i64 = ir_type_scalar(IR_DT_INT64);
+    IrNode *m = ir_node(a, IR_MAP, mask->pos);
+    m->type = ir_type_array(IR_DT_INT64, mask->type->ndim, IR_LAYOUT_C);
+    m->u.map.nparams = m->u.map.ninputs = 1;
+    m->u.map.params = rt_arena_alloc(a, sizeof(IrVar *));
+    m->u.map.params[0] = ir_func_temp(f, ir_type_scalar(IR_DT_BOOL));
+    m->u.map.inputs = ir_nodes(a, 1);
+    m->u.map.inputs[0] = mask;
+    IrNode *cast = ir_node(a, IR_CAST, mask->pos);
+    cast->type = i64;
+    cast->u.cast.value = ir_var_ref(a, mask->pos, m->u.map.params[0]);
+    m->u.map.body = cast;
+    IrNode *r = ir_node(a, IR_REDUCE, mask->pos);
+    r->type = i64;
+    r->u.reduce.op = IR_RED_ADD;
+    r->u.reduce.input = m;
+    r->u.reduce.axis = -1;
+    return r;
+}
+
+/* The shape of the array intrinsic c makes (IrIntrinsic in ir.h), from its arguments (variables or constants by
+ * now); NULL for the intrinsics that make views. */
+static IrNode **intrinsic_dims(Hoist *h, IrNode *c)
+{
+    RtArena *a = h->f->arena;
+    IrNode **args = c->u.call.args;
+    int nd = c->type->ndim;
+    switch (c->u.call.intrinsic) {
+    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_COUNT: return NULL;
+    case IR_INTR_MATMUL: {
+        IrNode **dims = ir_nodes(a, 2);
+        dims[0] = if_equal(a, dim_of(a, args[0], 1), dim_of(a, args[1], 0), dim_of(a, args[0], 0));
+        dims[1] = dim_of(a, args[1], 1);
+        return dims;
+    }
+    case IR_INTR_CONCATENATE: {
+        int np = c->u.call.nargs - 1, axis = (int)args[np]->u.konst.i;
+        IrNode **dims = ir_nodes(a, nd);
+        for (int d = 0; d < nd; d++) dims[d] = dim_of(a, args[0], d);
+        for (int i = 1; i < np; i++) dims[axis] = int_binop(a, IR_OP_ADD, dims[axis], dim_of(a, args[i], axis));
+        return dims;
+    }
+    case IR_INTR_MASK_SELECT: {
+        IrNode **dims = ir_nodes(a, 1);
+        dims[0] = temp_of(h, count_set(h->f, args[1]));
+        return dims;
+    }
+    }
+    return NULL;
+}
+
+static bool makes_array(const IrNode *n)
+{
+    if (n->kind != IR_CALL || n->u.call.ckind != IR_CALLEE_INTRINSIC || n->u.call.out) return false;
+    switch (n->u.call.intrinsic) {
+    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_COUNT: return false;
+    case IR_INTR_MATMUL: case IR_INTR_CONCATENATE: case IR_INTR_MASK_SELECT: return true;
+    }
+    return false;
+}
+
+static IrNode *hoist_intrinsic(Hoist *h, IrNode *c)
+{
+    for (int i = 0; i < c->u.call.nargs; i++) c->u.call.args[i] = temp_of(h, c->u.call.args[i]);
+    IrNode *out = alloc_into_temp(h, c, intrinsic_dims(h, c), c->type->ndim);
+    c->u.call.out = out;
+    emit_fill(h, c);
+    return out;
+}
+
 static IrNode *hoist_imap(Hoist *h, IrNode *m)
 {
     IrNode **dims = ir_nodes(h->f->arena, m->u.imap.ndim);
@@ -103,13 +226,55 @@ static IrNode *hoist_imap(Hoist *h, IrNode *m)
 
 static void rewrite(IrNode **p, void *env);
 
+typedef struct Finds {
+    bool found;
+} Finds;
+
+static void find_alloc(IrNode **p, void *env)
+{
+    Finds *fd = env;
+    IrNode *n = *p;
+    if ((n->kind == IR_MAP && !n->u.map.out) || (n->kind == IR_IMAP && !n->u.imap.out) || makes_array(n))
+        fd->found = true;
+    else if (!fd->found) ir_each_child(n, find_alloc, env);
+}
+
+/* n or a node below it makes a new array (perhaps only where rewrite leaves it in place) */
+static bool allocates(IrNode *n)
+{
+    Finds fd = {false};
+    find_alloc(&n, &fd);
+    return fd.found;
+}
+
+/* The input of a reduction or scan: a map or imap there is fused into its loop (no array), but what it reads
+ * may make arrays. When one of a map's inputs does, every input goes into a temporary in order, so that what
+ * an earlier one may raise is raised first. */
+static void rewrite_fused(IrNode **p, Hoist *h)
+{
+    IrNode *n = *p;
+    if (n->kind == IR_MAP && !n->u.map.out) {
+        bool any = false;
+        for (int i = 0; i < n->u.map.ninputs; i++) any |= allocates(n->u.map.inputs[i]);
+        for (int i = 0; any && i < n->u.map.ninputs; i++) {
+            rewrite(&n->u.map.inputs[i], h);
+            n->u.map.inputs[i] = temp_of(h, n->u.map.inputs[i]);
+        }
+    } else if (n->kind == IR_IMAP && !n->u.imap.out) {
+        for (int i = 0; i < n->u.imap.ndim; i++) rewrite(&n->u.imap.dims[i], h);
+    } else {
+        rewrite(p, h);
+    }
+}
+
 /* Children of n whose evaluation is unconditional and happens once per evaluation of n. */
 static void rewrite_children(IrNode *n, Hoist *h)
 {
     switch (n->kind) {
     case IR_IFEXP: rewrite(&n->u.ifexp.cond, h); return;
     case IR_BOOLOP: rewrite(&n->u.boolop.values[0], h); return;
-    case IR_REDUCE: case IR_SCAN: return; /* its input is fused into its loop */
+    case IR_REDUCE: rewrite_fused(&n->u.reduce.input, h); return;
+    case IR_SCAN: rewrite_fused(&n->u.scan.input, h); return;
     case IR_MAP:
         for (int i = 0; i < n->u.map.ninputs; i++) rewrite(&n->u.map.inputs[i], h);
         return;
@@ -127,6 +292,7 @@ static void rewrite(IrNode **p, void *env)
     rewrite_children(n, h);
     if (n->kind == IR_MAP && !n->u.map.out) *p = hoist_map(h, n);
     else if (n->kind == IR_IMAP && !n->u.imap.out) *p = hoist_imap(h, n);
+    else if (makes_array(n)) *p = hoist_intrinsic(h, n);
 }
 
 static void rewrite_block(IrFunc *f, IrBlock *b);

@@ -246,6 +246,7 @@ static IrNode *copy(Copy *c, IrNode *n)
     case IR_CALL:
         r->u.call.args = copy_all(c, n->u.call.args, n->u.call.nargs);
         r->u.call.kwargs = copy_all(c, n->u.call.kwargs, n->u.call.nkw);
+        r->u.call.out = copy(c, n->u.call.out);
         break;
     case IR_INDEX:
         r->u.index.base = copy(c, n->u.index.base);

@@ -262,8 +262,12 @@ typedef enum {
 
 /* The intrinsics: operations every backend implements that no combination of the other nodes expresses well
  * (views that rearrange axes, the matrix product, results whose size depends on the data). The call's
- * arguments are u.call.args, its result has the node's type; an error raises before anything is allocated or
- * written. A backend lowers them with a switch that has no default. */
+ * arguments are u.call.args, its result has the node's type; an error raises before anything is written. A
+ * backend lowers them with a switch that has no default.
+ * Those that make a new array (concatenate, matmul, mask_select) get it from ir_explicit_alloc as u.call.out,
+ * an IR_VAR holding a C-contiguous array of the result's type and shape that an IR_ALLOC made just before
+ * (the shape each needs is stated below); they fill it and return it. Where ir_explicit_alloc leaves out NULL
+ * (see explicit_alloc.c) the backend allocates the result itself, after the checks. */
 typedef enum {
     /* transpose(x): x an array of ndim >= 2. A view of x's data (no copy) with the axes reversed (shape and
      * strides reversed); the type is a view of x's with layout any. Never raises. */
@@ -276,16 +280,19 @@ typedef enum {
     /* concatenate(p0, ..., pk-1, axis): k >= 1 arrays of the result's dtype and ndim, then axis, an IR_CONST
      * int64 in [0, ndim). A new C-contiguous array: the parts one after another along axis, whose length there
      * is the sum of theirs. ValueError when a part's other dimensions differ from p0's. k <= IR_MAX_TUPLE (the
-     * parts are a tuple's items). */
+     * parts are a tuple's items). out: p0's shape with the sum of the parts' lengths along axis (allocated
+     * before the check, so a failing one has allocated an array no larger than its parts). */
     IR_INTR_CONCATENATE,
     /* matmul(a, b): 2-D arrays of one float dtype (float32 or float64, the result's), any strides; a is (m, k)
      * and b is (k2, n). First the shape check: k != k2 raises ValueError (a shape error naming k and k2). Then a
      * new C-contiguous (m, n) array holding a @ b; each element sums over k in any order (a blocked GEMM, so not
-     * bit-identical to a loop), and k == 0 gives zeros. */
+     * bit-identical to a loop), and k == 0 gives zeros. out: (m, n) when k == k2, else (0, n), so that the
+     * ValueError is what a mismatch gives, whatever m and n. */
     IR_INTR_MATMUL,
     /* mask_select(a, mask): an array and a bool array of the same ndim. IndexError when the shapes differ
      * (naming the first axis that does). A new 1-D C-contiguous array of a's elements where mask is set, in C
-     * order. */
+     * order. out: (count,), count the mask's set elements, an IR_REDUCE (add of mask as int64) evaluated
+     * before the alloc; the mask alone decides it, so it is right whenever the shape check passes. */
     IR_INTR_MASK_SELECT,
     IR_INTR_COUNT
 } IrIntrinsic;
@@ -320,6 +327,8 @@ struct IrNode {
             IrFunc *callee;      /* typed IR: the specialised callee */
             IrNode **args;
             int nargs;
+            IrNode *out;         /* an intrinsic making a new array, after ir_explicit_alloc: the array it fills
+                                  * (then the call is a statement and its value is out); see IrIntrinsic */
             const char **kwnames;
             IrNode **kwargs;
             int nkw;

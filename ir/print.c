@@ -127,6 +127,7 @@ static void expr(Out *o, const IrNode *n)
             put(o, "%s%s=", (i || n->u.call.nargs) ? ", " : "", n->u.call.kwnames[i]);
             expr(o, n->u.call.kwargs[i]);
         }
+        if (n->u.call.out) { put(o, ", out="); expr(o, n->u.call.out); }
         put(o, ")");
         return;
     case IR_INDEX:

@@ -22,7 +22,10 @@ void ir_each_child(IrNode *n, IrChildFn fn, void *env)
     case IR_COMPARE: each(n->u.compare.operands, n->u.compare.nops + 1, fn, env); return;
     case IR_BOOLOP: each(n->u.boolop.values, n->u.boolop.n, fn, env); return;
     case IR_IFEXP: one(&n->u.ifexp.cond, fn, env); one(&n->u.ifexp.then, fn, env); one(&n->u.ifexp.orelse, fn, env); return;
-    case IR_CALL: each(n->u.call.args, n->u.call.nargs, fn, env); each(n->u.call.kwargs, n->u.call.nkw, fn, env); return;
+    case IR_CALL:
+        each(n->u.call.args, n->u.call.nargs, fn, env); each(n->u.call.kwargs, n->u.call.nkw, fn, env);
+        one(&n->u.call.out, fn, env);
+        return;
     case IR_INDEX: one(&n->u.index.base, fn, env); each(n->u.index.items, n->u.index.n, fn, env); return;
     case IR_SLICE: one(&n->u.slice.start, fn, env); one(&n->u.slice.stop, fn, env); one(&n->u.slice.step, fn, env); return;
     case IR_ATTR: one(&n->u.attr.value, fn, env); return;
