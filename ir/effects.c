@@ -94,7 +94,7 @@ unsigned ir_node_effects(const IrNode *n)
         return IR_FX_READ | (reduce_may_be_empty_error(n->u.reduce.op, &n->u.reduce.combine) ? IR_FX_RAISE : 0) |
                (n->u.reduce.axis >= 0 || n->u.reduce.out ? out_effects(n->u.reduce.out) : 0);
     case IR_SCAN:
-        return IR_FX_READ | IR_FX_ALLOC |
+        return IR_FX_READ | out_effects(n->u.scan.out) |
                (reduce_may_be_empty_error(n->u.scan.op, &n->u.scan.combine) ? IR_FX_RAISE : 0);
     case IR_BCAST_SHAPE: return IR_FX_RAISE;
     case IR_STORE: return IR_FX_WRITE | IR_FX_RAISE;
@@ -197,7 +197,11 @@ static void visit_children(Walk *w, IrNode *n, bool c, bool r)
         visit(w, &n->u.reduce.out, c, r);
         visit_combine(w, &n->u.reduce.combine, c);
         return;
-    case IR_SCAN: visit(w, &n->u.scan.input, c, r); visit_combine(w, &n->u.scan.combine, c); return;
+    case IR_SCAN:
+        visit(w, &n->u.scan.input, c, r);
+        visit(w, &n->u.scan.out, c, r);
+        visit_combine(w, &n->u.scan.combine, c);
+        return;
     case IR_BCAST_SHAPE: visit_all(w, n->u.bcast_shape.args, n->u.bcast_shape.n, c, r); return;
     /* statements: the expressions they evaluate once, in order (blocks are not this walk's business) */
     case IR_ASSIGN: visit(w, &n->u.assign.value, c, r); return;

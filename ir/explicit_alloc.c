@@ -21,6 +21,13 @@
  * matmul's rows are A's when the inner dimensions agree and 0 when not (so a mismatch raises its ValueError
  * without a large allocation); concatenate's length along the axis is the sum of its parts'.
  *
+ * Reductions along an axis and scans fill reduce.out / scan.out, of the input's shape without the axis (a
+ * fused map's bcast_shape, an imap's dims, an array's shape), of its shape (a scan along an axis) or of its
+ * element count (a flat scan):
+ *
+ *     $t2 = alloc array(float64, 1d, C) (a.shape[1])
+ *     reduce[add](a, axis=0, out=$t2)
+ *
  * What stays as it was (the backend allocates there itself): maps inside a branch of a conditional
  * expression or after the first operand of and/or (they may not run), in a while condition (it is evaluated
  * again on every iteration), the input of a reduction (fused into the reduction's loop: there is no array), and
@@ -214,6 +221,70 @@ static IrNode *hoist_intrinsic(Hoist *h, IrNode *c)
     return out;
 }
 
+/* ---- reductions along an axis and scans: the shape of their input, without the axis or flattened ---- */
+
+/* The dims of a reduction's input: a fused map's broadcast shape (its inputs put in temporaries), a fused
+ * imap's dims, else those of the array (put in a temporary). */
+static IrNode **input_dims(Hoist *h, IrNode **input)
+{
+    RtArena *a = h->f->arena;
+    IrNode *in = *input;
+    int nd = in->type->ndim;
+    IrNode **dims = ir_nodes(a, nd);
+    if (in->kind == IR_MAP && !in->u.map.out) {
+        for (int i = 0; i < in->u.map.ninputs; i++) in->u.map.inputs[i] = temp_of(h, in->u.map.inputs[i]);
+        for (int k = 0; k < nd; k++) {
+            IrNode *d = ir_node(a, IR_BCAST_SHAPE, in->pos);
+            d->type = ir_type_scalar(IR_DT_INT64);
+            d->u.bcast_shape.args = in->u.map.inputs;
+            d->u.bcast_shape.n = in->u.map.ninputs;
+            d->u.bcast_shape.axis = k;
+            d->u.bcast_shape.ndim = nd;
+            dims[k] = d;
+        }
+    } else if (in->kind == IR_IMAP && !in->u.imap.out) {
+        for (int k = 0; k < nd; k++) dims[k] = in->u.imap.dims[k] = temp_of(h, in->u.imap.dims[k]);
+    } else {
+        *input = temp_of(h, in);
+        for (int k = 0; k < nd; k++) dims[k] = dim_of(a, *input, k);
+    }
+    return dims;
+}
+
+/* reduce[op](x, axis=k): an array of x's shape without axis k */
+static IrNode *hoist_axis_reduce(Hoist *h, IrNode *r)
+{
+    IrNode **in = input_dims(h, &r->u.reduce.input);
+    int nd = r->type->ndim, o = 0;
+    IrNode **dims = ir_nodes(h->f->arena, nd);
+    for (int k = 0; k <= nd; k++)
+        if (k != r->u.reduce.axis) dims[o++] = in[k];
+    IrNode *out = alloc_into_temp(h, r, dims, nd);
+    r->u.reduce.out = out;
+    r->type = out->type;
+    emit_fill(h, r);
+    return out;
+}
+
+/* scan[op](x, axis=k): an array of x's shape; over the flattened x (axis -1), of x's element count */
+static IrNode *hoist_scan(Hoist *h, IrNode *s)
+{
+    RtArena *a = h->f->arena;
+    int ind = s->u.scan.input->type->ndim;
+    IrNode **dims = input_dims(h, &s->u.scan.input);
+    if (s->u.scan.axis < 0) {
+        IrNode *count = ir_const_int(a, s->pos, ir_type_scalar(IR_DT_INT64), 1);
+        for (int k = 0; k < ind; k++) count = k ? int_binop(a, IR_OP_MUL, count, dims[k]) : dims[k];
+        dims = ir_nodes(a, 1);
+        dims[0] = count;
+    }
+    IrNode *out = alloc_into_temp(h, s, dims, s->type->ndim);
+    s->u.scan.out = out;
+    s->type = out->type;
+    emit_fill(h, s);
+    return out;
+}
+
 static IrNode *hoist_imap(Hoist *h, IrNode *m)
 {
     IrNode **dims = ir_nodes(h->f->arena, m->u.imap.ndim);
@@ -234,7 +305,8 @@ static void find_alloc(IrNode **p, void *env)
 {
     Finds *fd = env;
     IrNode *n = *p;
-    if ((n->kind == IR_MAP && !n->u.map.out) || (n->kind == IR_IMAP && !n->u.imap.out) || makes_array(n))
+    if ((n->kind == IR_MAP && !n->u.map.out) || (n->kind == IR_IMAP && !n->u.imap.out) || makes_array(n) ||
+        (n->kind == IR_REDUCE && n->u.reduce.axis >= 0 && !n->u.reduce.out) || (n->kind == IR_SCAN && !n->u.scan.out))
         fd->found = true;
     else if (!fd->found) ir_each_child(n, find_alloc, env);
 }
@@ -293,6 +365,9 @@ static void rewrite(IrNode **p, void *env)
     if (n->kind == IR_MAP && !n->u.map.out) *p = hoist_map(h, n);
     else if (n->kind == IR_IMAP && !n->u.imap.out) *p = hoist_imap(h, n);
     else if (makes_array(n)) *p = hoist_intrinsic(h, n);
+    else if (n->kind == IR_REDUCE && n->u.reduce.axis >= 0 && !n->u.reduce.out && n->type->kind == IR_TY_ARRAY)
+        *p = hoist_axis_reduce(h, n);
+    else if (n->kind == IR_SCAN && !n->u.scan.out) *p = hoist_scan(h, n);
 }
 
 static void rewrite_block(IrFunc *f, IrBlock *b);

@@ -291,6 +291,7 @@ static IrNode *copy(Copy *c, IrNode *n)
         break;
     case IR_SCAN:
         r->u.scan.input = copy(c, n->u.scan.input);
+        r->u.scan.out = copy(c, n->u.scan.out);
         copy_combine(c, &r->u.scan.combine);
         break;
     case IR_BCAST_SHAPE: r->u.bcast_shape.args = copy_all(c, n->u.bcast_shape.args, n->u.bcast_shape.n); break;

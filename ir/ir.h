@@ -364,13 +364,17 @@ struct IrNode {
             IrReduceOp op;
             IrNode *input;       /* an array expression, often an IR_MAP or IR_IMAP (fused map-reduce) */
             int axis;            /* -1: all elements, giving a scalar */
-            IrNode *out;         /* axis reductions after ir_explicit_alloc: the preallocated result */
+            IrNode *out;         /* axis reductions after ir_explicit_alloc: the array they fill, an IR_VAR that
+                                  * an IR_ALLOC of the input's shape without axis filled just before (then the
+                                  * reduce is a statement and its value is out) */
             IrCombine combine;   /* op == IR_RED_FUNC */
         } reduce;
         struct {
             IrReduceOp op;       /* add or mul */
             IrNode *input;       /* an array expression, often an IR_MAP (fused) */
             int axis;            /* -1: over the flattened input, giving 1-D */
+            IrNode *out;         /* after ir_explicit_alloc: the array it fills, as reduce.out; its shape is the
+                                  * input's (axis >= 0) or its element count (axis -1) */
             IrCombine combine;   /* op == IR_RED_FUNC */
         } scan;
         struct { IrNode **args; int n; int axis; int ndim; } bcast_shape;

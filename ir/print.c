@@ -179,6 +179,7 @@ static void expr(Out *o, const IrNode *n)
         if (n->u.scan.op == IR_RED_FUNC) combine(o, &n->u.scan.combine);
         expr(o, n->u.scan.input);
         if (n->u.scan.axis >= 0) put(o, ", axis=%d", n->u.scan.axis);
+        if (n->u.scan.out) { put(o, ", out="); expr(o, n->u.scan.out); }
         put(o, ")");
         return;
     case IR_REDUCE:

@@ -46,7 +46,10 @@ void ir_each_child(IrNode *n, IrChildFn fn, void *env)
         one(&n->u.reduce.input, fn, env); one(&n->u.reduce.out, fn, env);
         one(&n->u.reduce.combine.body, fn, env); one(&n->u.reduce.combine.init, fn, env);
         return;
-    case IR_SCAN: one(&n->u.scan.input, fn, env); one(&n->u.scan.combine.body, fn, env); one(&n->u.scan.combine.init, fn, env); return;
+    case IR_SCAN:
+        one(&n->u.scan.input, fn, env); one(&n->u.scan.out, fn, env);
+        one(&n->u.scan.combine.body, fn, env); one(&n->u.scan.combine.init, fn, env);
+        return;
     case IR_BCAST_SHAPE: each(n->u.bcast_shape.args, n->u.bcast_shape.n, fn, env); return;
     case IR_ASSIGN: one(&n->u.assign.value, fn, env); return;
     case IR_AUGASSIGN: one(&n->u.augassign.value, fn, env); return;

@@ -152,3 +152,104 @@ def test_intrinsics_in_a_loop_body_are_allocated_there_and_agree_with_numpy():
     for i in range(3):
         exp += (a @ b).sum() + a[m].sum() + np.concatenate((a, a)).sum()
     np.testing.assert_allclose(J(intrinsics_in_a_loop)(a, b, m), exp, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- reductions along an axis, and scans
+
+
+def column_sums_plus_one(a):
+    return a.sum(axis=0) + 1.0
+
+
+AXIS_SUM_IR = """\
+    $t4 = alloc array(float64, 1d, C) (a.shape[1])  : array(float64, 1d, C)
+    reduce[add](a, axis=0, out=$t4)
+    $t5 = alloc array(float64, 1d, C) (bcast_shape[0]($t4))  : array(float64, 1d, C)
+    map(lambda $t3: ($t3 + 1:float64), $t4, out=$t5)
+    return $t5
+"""
+
+
+def test_axis_reduction_fills_an_allocation_of_the_shape_without_the_axis():
+    a = RNG.standard_normal((5, 3))
+    assert body_of(ir_of(column_sums_plus_one, a)) == AXIS_SUM_IR
+    np.testing.assert_allclose(J(column_sums_plus_one)(a), a.sum(axis=0) + 1.0, rtol=1e-12)
+
+
+def middle_max_of_sum(a, b):
+    return (a + b).max(axis=1)
+
+
+MIDDLE_MAX_IR = """\
+    $t8 = alloc array(float64, 2d, C) (bcast_shape[0](a, b), bcast_shape[2](a, b))  : array(float64, 2d, C)
+    reduce[max](map(lambda $t6, $t7: ($t6 + $t7), a, b), axis=1, out=$t8)
+    return $t8
+"""
+
+
+def test_axis_reduction_of_a_fused_map_takes_the_broadcast_shape():
+    a, b = RNG.standard_normal((2, 4, 3)), RNG.standard_normal((4, 1))
+    assert body_of(ir_of(middle_max_of_sum, a, b)) == MIDDLE_MAX_IR
+    np.testing.assert_array_equal(J(middle_max_of_sum)(a, b), (a + b).max(axis=1))
+    with pytest.raises(ValueError):
+        J(middle_max_of_sum)(a, np.ones((5, 1)))
+    with pytest.raises(ValueError):  # the empty axis: NumPy's zero-size reduction error
+        J(middle_max_of_sum)(np.ones((2, 0, 3)), np.ones((0, 1)))
+    with pytest.raises(ValueError):
+        (np.ones((2, 0, 3)) + np.ones((0, 1))).max(axis=1)
+
+
+def argmax_rows(a):
+    return np.argmax(a, axis=1)
+
+
+def test_argmax_along_an_axis():
+    a = RNG.standard_normal((6, 5))
+    ir = ir_of(argmax_rows, a)
+    assert "alloc array(int64, 1d, C) (a.shape[0])" in ir and "axis=1, out=" in ir, ir
+    np.testing.assert_array_equal(J(argmax_rows)(a), np.argmax(a, axis=1))
+
+
+def cumsum_twice(a):
+    return np.cumsum(a * 2.0)
+
+
+CUMSUM_IR = """\
+    $t4 = alloc array(float64, 1d, C) ((bcast_shape[0](a) * bcast_shape[1](a)))  : array(float64, 1d, C)
+    scan[add](map(lambda $t3: ($t3 * 2:float64), a), out=$t4)
+    return $t4
+"""
+
+
+def test_flat_scan_fills_an_allocation_of_the_element_count():
+    a = RNG.standard_normal((4, 3))
+    assert body_of(ir_of(cumsum_twice, a)) == CUMSUM_IR
+    np.testing.assert_allclose(J(cumsum_twice)(a), np.cumsum(a * 2.0), rtol=1e-12)
+    np.testing.assert_array_equal(J(cumsum_twice)(np.ones((0, 3))), np.cumsum(np.ones((0, 3))))
+
+
+def cumprod_columns(a):
+    return np.cumprod(a, axis=0)
+
+
+def test_scan_along_an_axis_fills_an_allocation_of_the_input_shape():
+    a = RNG.uniform(0.5, 1.5, (4, 3))
+    ir = ir_of(cumprod_columns, a)
+    assert "alloc array(float64, 2d, C) (a.shape[0], a.shape[1])" in ir and "axis=0, out=" in ir, ir
+    np.testing.assert_allclose(J(cumprod_columns)(a), np.cumprod(a, axis=0), rtol=1e-12)
+
+
+def reductions_in_a_loop(a):
+    t = 0.0
+    for i in range(a.shape[0]):
+        t += a[i].sum(axis=0).max() + np.cumsum(a[i]).sum()
+    return t
+
+
+def test_reductions_in_a_loop_are_allocated_in_the_loop_and_agree_with_numpy():
+    a = RNG.standard_normal((3, 4, 5))
+    ir = ir_of(reductions_in_a_loop, a)
+    assert fills_without_out(ir) == [], ir
+    assert not re.search(r"axis=\d\)", ir) and not re.search(r"scan\[\w+\]\(.*\)\)  :", ir), ir
+    exp = sum(a[i].sum(axis=0).max() + np.cumsum(a[i]).sum() for i in range(a.shape[0]))
+    np.testing.assert_allclose(J(reductions_in_a_loop)(a), exp, rtol=1e-12)
