@@ -28,33 +28,32 @@
  *     $t2 = alloc array(float64, 1d, C) (a.shape[1])
  *     reduce[add](a, axis=0, out=$t2)
  *
- * What stays as it was (the backend allocates there itself): maps inside a branch of a conditional
- * expression or after the first operand of and/or (they may not run), in a while condition (it is evaluated
- * again on every iteration), the input of a reduction (fused into the reduction's loop: there is no array), and
- * any map in a statement that also calls a user function (hoisting would change the order of evaluation
- * against the call's side effects). Axis reductions keep allocating in the backend for now. */
+ * The order of evaluation (ir_walk_eval's, effects.c) is kept: a statement's parts are visited in that order,
+ * and every part evaluated before an allocation that could raise, write or read (a user function's call, an
+ * index) is evaluated into a temporary first, so the statements put before the statement run in the order the
+ * parts did:
+ *
+ *     return g(f(a), a + 1)   ->   $t1 = f(a); $t2 = alloc ...; map(..., a, out=$t2); return g($t1, $t2)
+ *
+ * A conditional expression with an arm that makes an array becomes an if statement, each arm's allocation made
+ * in its branch:
+ *
+ *     x = (a + 1) if c else a   ->   if c: $t2 = alloc ...; map(..., out=$t2); $t1 = $t2  else: $t1 = a
+ *                                    x = $t1
+ *
+ * Covered, so: every map, imap, axis reduction, scan and array-making intrinsic in a statement's
+ * unconditional, once-evaluated parts and in the arms of conditional expressions, at any depth of blocks.
+ * Not covered (the backend still allocates there, and fills no `out`): one in an operand after the first of
+ * and/or (in the typed IR those are scalar conditions, so only through a reduction of a new array), or in a
+ * while loop's condition (evaluated again on every iteration). A map or imap that is the input of a reduction
+ * or scan is not an array at all: it is fused into the reduction's loop; what its inputs make is covered. The
+ * scratch array of best values that argmin/argmax along an axis keep is the backend's. */
 #include "ir.h"
 
 typedef struct Hoist {
     IrFunc *f;
     IrBlock *out;       /* the new statement list being built */
 } Hoist;
-
-static bool calls_user_function(IrNode *n);
-
-static void find_call(IrNode **p, void *env)
-{
-    bool *found = env;
-    if ((*p)->kind == IR_CALL && (*p)->u.call.ckind == IR_CALLEE_FUNC) *found = true;
-    else if (!*found) ir_each_child(*p, find_call, env);
-}
-
-static bool calls_user_function(IrNode *n)
-{
-    bool found = false;
-    ir_each_child(n, find_call, &found);
-    return found;
-}
 
 static IrNode *temp_of(Hoist *h, IrNode *value)
 {
@@ -295,102 +294,220 @@ static IrNode *hoist_imap(Hoist *h, IrNode *m)
     return out;
 }
 
-static void rewrite(IrNode **p, void *env);
+/* ---- the order of evaluation: what runs before an allocation runs before it still ---- */
 
-typedef struct Finds {
-    bool found;
-} Finds;
+/* n makes a new array that rewrite() gives an IR_ALLOC */
+static bool is_new_array(const IrNode *n)
+{
+    switch (n->kind) {
+    case IR_MAP: return !n->u.map.out;
+    case IR_IMAP: return !n->u.imap.out;
+    case IR_CALL: return makes_array(n);
+    case IR_REDUCE: return n->u.reduce.axis >= 0 && !n->u.reduce.out && n->type->kind == IR_TY_ARRAY;
+    case IR_SCAN: return !n->u.scan.out;
+    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP:
+    case IR_IFEXP: case IR_INDEX: case IR_SLICE: case IR_ATTR: case IR_TUPLE: case IR_TUPLE_GET: case IR_LAMBDA:
+    case IR_COMPREHENSION: case IR_CAST: case IR_MATH: case IR_ARRAY_DIM: case IR_ALLOC: case IR_BCAST_SHAPE:
+    case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE: case IR_FOR_RANGE: case IR_FOR_ITER:
+    case IR_BREAK: case IR_CONTINUE: case IR_RETURN: case IR_EXPR_STMT: case IR_PASS: case IR_KIND_COUNT:
+        return false;
+    }
+    return false;
+}
+
+typedef void (*KidFn)(IrNode **kid, void *env);
+
+static void kid(IrNode **p, KidFn fn, void *env)
+{
+    if (*p) fn(p, env);
+}
+
+static void kids(IrNode **v, int n, KidFn fn, void *env)
+{
+    for (int i = 0; i < n; i++) kid(&v[i], fn, env);
+}
+
+/* The input of a reduction or scan: a map or imap there is fused into its loop (there is no array), so its
+ * inputs or dims stand in its place. */
+static void fused_kids(IrNode **p, KidFn fn, void *env)
+{
+    IrNode *n = *p;
+    if (n->kind == IR_MAP && !n->u.map.out) kids(n->u.map.inputs, n->u.map.ninputs, fn, env);
+    else if (n->kind == IR_IMAP && !n->u.imap.out) kids(n->u.imap.dims, n->u.imap.ndim, fn, env);
+    else fn(p, env);
+}
+
+/* The children that evaluating n evaluates once on every path, in the order of evaluation (ir_walk_eval's,
+ * effects.c). Left out: the arms of `x if c else y` and the operands after the first of and/or (some paths
+ * only), the bodies of maps and combines and a while condition (many times). */
+static void each_kid(IrNode *n, KidFn fn, void *env)
+{
+    switch (n->kind) {
+    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_LAMBDA: case IR_BREAK: case IR_CONTINUE: case IR_PASS:
+    case IR_KIND_COUNT: case IR_WHILE: case IR_COMPREHENSION: case IR_AUGASSIGN: case IR_FOR_ITER:
+        return;
+    case IR_BINOP: kid(&n->u.binop.lhs, fn, env); kid(&n->u.binop.rhs, fn, env); return;
+    case IR_UNOP: kid(&n->u.unop.operand, fn, env); return;
+    case IR_COMPARE: kids(n->u.compare.operands, 2, fn, env); return;
+    case IR_BOOLOP: kid(&n->u.boolop.values[0], fn, env); return;
+    case IR_IFEXP: kid(&n->u.ifexp.cond, fn, env); return;
+    case IR_CALL:
+        kids(n->u.call.args, n->u.call.nargs, fn, env); kids(n->u.call.kwargs, n->u.call.nkw, fn, env);
+        kid(&n->u.call.out, fn, env);
+        return;
+    case IR_INDEX: kid(&n->u.index.base, fn, env); kids(n->u.index.items, n->u.index.n, fn, env); return;
+    case IR_SLICE:
+        kid(&n->u.slice.start, fn, env); kid(&n->u.slice.stop, fn, env); kid(&n->u.slice.step, fn, env);
+        return;
+    case IR_ATTR: kid(&n->u.attr.value, fn, env); return;
+    case IR_TUPLE: kids(n->u.tuple.items, n->u.tuple.n, fn, env); return;
+    case IR_TUPLE_GET: kid(&n->u.tuple_get.tuple, fn, env); return;
+    case IR_CAST: kid(&n->u.cast.value, fn, env); return;
+    case IR_MATH: kids(n->u.math.args, ir_math_arity(n->u.math.fn), fn, env); return;
+    case IR_ARRAY_DIM: kid(&n->u.array_dim.array, fn, env); return;
+    case IR_ALLOC: kids(n->u.alloc.dims, n->u.alloc.ndim, fn, env); return;
+    case IR_MAP: kids(n->u.map.inputs, n->u.map.ninputs, fn, env); kid(&n->u.map.out, fn, env); return;
+    case IR_IMAP: kids(n->u.imap.dims, n->u.imap.ndim, fn, env); kid(&n->u.imap.out, fn, env); return;
+    case IR_REDUCE: fused_kids(&n->u.reduce.input, fn, env); kid(&n->u.reduce.out, fn, env); return;
+    case IR_SCAN: fused_kids(&n->u.scan.input, fn, env); kid(&n->u.scan.out, fn, env); return;
+    case IR_BCAST_SHAPE: kids(n->u.bcast_shape.args, n->u.bcast_shape.n, fn, env); return;
+    case IR_ASSIGN: kid(&n->u.assign.value, fn, env); return;
+    case IR_STORE: kid(&n->u.store.value, fn, env); kid(&n->u.store.target, fn, env); return;
+    case IR_IF: kid(&n->u.if_.cond, fn, env); return;
+    case IR_FOR_RANGE:
+        kid(&n->u.for_range.start, fn, env); kid(&n->u.for_range.stop, fn, env); kid(&n->u.for_range.step, fn, env);
+        return;
+    case IR_RETURN: kid(&n->u.ret.value, fn, env); return;
+    case IR_EXPR_STMT: kid(&n->u.expr_stmt.value, fn, env); return;
+    }
+}
+
+static bool allocates(IrNode *n);
 
 static void find_alloc(IrNode **p, void *env)
 {
-    Finds *fd = env;
-    IrNode *n = *p;
-    if ((n->kind == IR_MAP && !n->u.map.out) || (n->kind == IR_IMAP && !n->u.imap.out) || makes_array(n) ||
-        (n->kind == IR_REDUCE && n->u.reduce.axis >= 0 && !n->u.reduce.out) || (n->kind == IR_SCAN && !n->u.scan.out))
-        fd->found = true;
-    else if (!fd->found) ir_each_child(n, find_alloc, env);
+    bool *found = env;
+    if (!*found) *found = allocates(*p);
 }
 
-/* n or a node below it makes a new array (perhaps only where rewrite leaves it in place) */
+/* rewrite() would put statements before n's: n or an unconditional part of it makes an array, or one of its
+ * conditional expressions has an arm that does */
 static bool allocates(IrNode *n)
 {
-    Finds fd = {false};
-    find_alloc(&n, &fd);
-    return fd.found;
+    if (is_new_array(n)) return true;
+    if (n->kind == IR_IFEXP && (allocates(n->u.ifexp.then) || allocates(n->u.ifexp.orelse))) return true;
+    bool found = false;
+    each_kid(n, find_alloc, &found);
+    return found;
 }
 
-/* The input of a reduction or scan: a map or imap there is fused into its loop (no array), but what it reads
- * may make arrays. When one of a map's inputs does, every input goes into a temporary in order, so that what
- * an earlier one may raise is raised first. */
-static void rewrite_fused(IrNode **p, Hoist *h)
+/* A part of a statement evaluated before an allocation, which may raise, write or read what a later part
+ * writes: it is evaluated into a temporary before the allocation, so the order stays. */
+static void spill(IrNode **p, void *env)
 {
+    Hoist *h = env;
     IrNode *n = *p;
-    if (n->kind == IR_MAP && !n->u.map.out) {
-        bool any = false;
-        for (int i = 0; i < n->u.map.ninputs; i++) any |= allocates(n->u.map.inputs[i]);
-        for (int i = 0; any && i < n->u.map.ninputs; i++) {
-            rewrite(&n->u.map.inputs[i], h);
-            n->u.map.inputs[i] = temp_of(h, n->u.map.inputs[i]);
-        }
-    } else if (n->kind == IR_IMAP && !n->u.imap.out) {
-        for (int i = 0; i < n->u.imap.ndim; i++) rewrite(&n->u.imap.dims[i], h);
-    } else {
-        rewrite(p, h);
+    if (n->kind == IR_VAR || n->kind == IR_CONST || !ir_effects(n)) return;
+    switch (n->type->kind) {
+    case IR_TY_SCALAR: case IR_TY_ARRAY: case IR_TY_TUPLE: *p = temp_of(h, n); return;
+    case IR_TY_NONE: /* a call of a function returning None: a statement of its own */
+        emit_fill(h, n);
+        *p = ir_node(h->f->arena, IR_CONST, n->pos);
+        (*p)->type = n->type;
+        return;
+    case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: each_kid(n, spill, env); return;
     }
 }
 
-/* Children of n whose evaluation is unconditional and happens once per evaluation of n. */
-static void rewrite_children(IrNode *n, Hoist *h)
+static void rewrite(IrNode **p, void *env);
+static void rewrite_block(IrFunc *f, IrBlock *b);
+
+typedef struct Kids {
+    Hoist *h;
+    int i;      /* the kid being visited */
+    int last;   /* the last kid that allocates, or -1 */
+} Kids;
+
+static void find_last(IrNode **p, void *env)
 {
-    switch (n->kind) {
-    case IR_IFEXP: rewrite(&n->u.ifexp.cond, h); return;
-    case IR_BOOLOP: rewrite(&n->u.boolop.values[0], h); return;
-    case IR_REDUCE: rewrite_fused(&n->u.reduce.input, h); return;
-    case IR_SCAN: rewrite_fused(&n->u.scan.input, h); return;
-    case IR_MAP:
-        for (int i = 0; i < n->u.map.ninputs; i++) rewrite(&n->u.map.inputs[i], h);
-        return;
-    case IR_IMAP:
-        for (int i = 0; i < n->u.imap.ndim; i++) rewrite(&n->u.imap.dims[i], h);
-        return;
-    default: ir_each_child(n, rewrite, h); return;
+    Kids *k = env;
+    if (allocates(*p)) k->last = k->i;
+    k->i++;
+}
+
+static void rewrite_kid(IrNode **p, void *env)
+{
+    Kids *k = env;
+    int i = k->i++;
+    if (i > k->last) return;
+    rewrite(p, k->h);
+    if (i < k->last) spill(p, k->h);
+}
+
+/* n's parts in order of evaluation, up to the last that allocates: each rewritten, and those before it spilled */
+static void rewrite_kids(IrNode *n, Hoist *h)
+{
+    Kids k = {h, 0, -1};
+    each_kid(n, find_last, &k);
+    k.i = 0;
+    each_kid(n, rewrite_kid, &k);
+}
+
+/* `x if c else y` where an arm makes an array becomes a statement: if c: $t = x else: $t = y (each arm's
+ * allocations made inside it) */
+static IrNode *branch(Hoist *h, IrNode *e)
+{
+    RtArena *a = h->f->arena;
+    IrVar *t = ir_func_temp(h->f, e->type);
+    IrNode *s = ir_node(a, IR_IF, e->pos);
+    s->u.if_.cond = e->u.ifexp.cond;
+    IrNode *arms[2] = {e->u.ifexp.then, e->u.ifexp.orelse};
+    IrBlock *blocks[2] = {&s->u.if_.then, &s->u.if_.orelse};
+    for (int i = 0; i < 2; i++) {
+        IrNode *as = ir_node(a, IR_ASSIGN, arms[i]->pos);
+        as->u.assign.var = t;
+        as->u.assign.value = arms[i];
+        ir_block_push(a, blocks[i], as);
+        rewrite_block(h->f, blocks[i]);
     }
+    ir_block_push(a, h->out, s);
+    return ir_var_ref(a, e->pos, t);
 }
 
 static void rewrite(IrNode **p, void *env)
 {
     Hoist *h = env;
     IrNode *n = *p;
-    rewrite_children(n, h);
-    if (n->kind == IR_MAP && !n->u.map.out) *p = hoist_map(h, n);
-    else if (n->kind == IR_IMAP && !n->u.imap.out) *p = hoist_imap(h, n);
-    else if (makes_array(n)) *p = hoist_intrinsic(h, n);
-    else if (n->kind == IR_REDUCE && n->u.reduce.axis >= 0 && !n->u.reduce.out && n->type->kind == IR_TY_ARRAY)
-        *p = hoist_axis_reduce(h, n);
-    else if (n->kind == IR_SCAN && !n->u.scan.out) *p = hoist_scan(h, n);
+    rewrite_kids(n, h);
+    if (n->kind == IR_IFEXP && (allocates(n->u.ifexp.then) || allocates(n->u.ifexp.orelse))) *p = branch(h, n);
+    if (!is_new_array(n)) return;
+    switch (n->kind) {
+    case IR_MAP: *p = hoist_map(h, n); return;
+    case IR_IMAP: *p = hoist_imap(h, n); return;
+    case IR_CALL: *p = hoist_intrinsic(h, n); return;
+    case IR_REDUCE: *p = hoist_axis_reduce(h, n); return;
+    case IR_SCAN: *p = hoist_scan(h, n); return;
+    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP:
+    case IR_IFEXP: case IR_INDEX: case IR_SLICE: case IR_ATTR: case IR_TUPLE: case IR_TUPLE_GET: case IR_LAMBDA:
+    case IR_COMPREHENSION: case IR_CAST: case IR_MATH: case IR_ARRAY_DIM: case IR_ALLOC: case IR_BCAST_SHAPE:
+    case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE: case IR_FOR_RANGE: case IR_FOR_ITER:
+    case IR_BREAK: case IR_CONTINUE: case IR_RETURN: case IR_EXPR_STMT: case IR_PASS: case IR_KIND_COUNT:
+        return;
+    }
 }
-
-static void rewrite_block(IrFunc *f, IrBlock *b);
 
 static void rewrite_stmt(IrFunc *f, IrNode *s, IrBlock *out)
 {
     Hoist h = {f, out};
-    switch (s->kind) {
-    case IR_IF:
+    if (s->kind == IR_IF) {
         rewrite_block(f, &s->u.if_.then);
         rewrite_block(f, &s->u.if_.orelse);
-        if (!calls_user_function(s->u.if_.cond)) rewrite(&s->u.if_.cond, &h);
-        break;
-    case IR_WHILE: rewrite_block(f, &s->u.while_.body); break;
-    case IR_FOR_RANGE:
+    } else if (s->kind == IR_WHILE) {
+        rewrite_block(f, &s->u.while_.body);
+    } else if (s->kind == IR_FOR_RANGE) {
         rewrite_block(f, &s->u.for_range.body);
-        if (!calls_user_function(s)) ir_each_child(s, rewrite, &h);
-        break;
-    case IR_FOR_ITER: rewrite_block(f, &s->u.for_iter.body); break;
-    default:
-        if (!calls_user_function(s)) ir_each_child(s, rewrite, &h);
-        break;
     }
+    rewrite_kids(s, &h);
     ir_block_push(f->arena, out, s);
 }
 

@@ -10,8 +10,12 @@
  *  - every IrNode of an expression kind has a non-NULL type; every IrVar has a type;
  *  - operands of IR_BINOP/IR_COMPARE/IR_UNOP are scalars of the same type (typespec inserts IR_CAST);
  *  - array arithmetic appears only inside the body of an IR_MAP, whose body is a scalar expression over the
- *    map's params; after ir_explicit_alloc(), a map or axis-reduce that produces a new array appears only in
- *    statement position with `out` set to a variable that an IR_ALLOC filled just before.
+ *    map's params;
+ *  - after ir_explicit_alloc(), a map, imap, axis reduction, scan or array-making intrinsic (concatenate,
+ *    matmul, mask_select) that produces a new array appears only as an IR_EXPR_STMT with `out` set to a
+ *    variable that an IR_ALLOC filled just before, the shape computed in the IR; except (explicit_alloc.c
+ *    says why) in an operand after the first of and/or and in a while condition, where `out` is NULL and the
+ *    backend allocates. A map or imap that is a reduction's or scan's input is fused into it: no array.
  * Nodes are allocated in an RtArena and never freed one by one.
  *
  * ---- The contract between the compiler and every backend ----

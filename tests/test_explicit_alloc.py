@@ -253,3 +253,102 @@ def test_reductions_in_a_loop_are_allocated_in_the_loop_and_agree_with_numpy():
     assert not re.search(r"axis=\d\)", ir) and not re.search(r"scan\[\w+\]\(.*\)\)  :", ir), ir
     exp = sum(a[i].sum(axis=0).max() + np.cumsum(a[i]).sum() for i in range(a.shape[0]))
     np.testing.assert_allclose(J(reductions_in_a_loop)(a), exp, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- the order of evaluation kept
+
+
+def bump(a):
+    a[0] += 1.0  # a store: not inlined, so the call stays a call that writes a
+    return 1.0
+
+
+def pair(x, b):
+    for i in range(1):  # a loop: not inlined
+        pass
+    return x + b[0]
+
+
+def call_before_map(a):
+    return pair(bump(a), a + 1.0)
+
+
+CALL_IR = """\
+    $t4 = bump(a)  : float64
+    $t5 = alloc array(float64, 1d, C) (bcast_shape[0](a))  : array(float64, 1d, C)
+    map(lambda $t3: ($t3 + 1:float64), a, out=$t5)
+    return pair($t4, $t5)
+"""
+
+
+def test_a_call_that_writes_runs_before_the_allocation_after_it():
+    a = np.arange(4.0)
+    body = body_of(ir_of(call_before_map, a)).rstrip("\n") + "\n"
+    assert re.sub(r"\b(\w+)\.\d+\(", r"\1(", body) == CALL_IR  # callee symbols without their numbers
+    exp_a, got_a = a.copy(), a.copy()
+    assert J(call_before_map)(got_a) == call_before_map(exp_a)
+    np.testing.assert_array_equal(got_a, exp_a)
+
+
+def index_before_map(b, i, a, c):
+    return pair(b[i], a + c)
+
+
+def test_what_may_raise_before_an_allocation_raises_first():
+    b, a = np.ones(3), np.ones(4)
+    ir = ir_of(index_before_map, b, 1, a, a)
+    assert re.search(r"\$t\d+ = b\[int64\(i\)\]  : float64\n.*alloc", ir), ir
+    with pytest.raises(IndexError):  # b[7] before the broadcast error of a + c, as in CPython
+        J(index_before_map)(b, 7, a, np.ones(5))
+    with pytest.raises(IndexError):
+        index_before_map(b, 7, a, np.ones(5))
+    assert J(index_before_map)(b, 1, a, a) == index_before_map(b, 1, a, a)
+
+
+def plus_one_if(a, c):
+    return (a + 1.0) if c else a
+
+
+IFEXP_IR = """\
+    if bool(c):
+        $t6 = alloc array(float64, 2d, C) (bcast_shape[0](a), bcast_shape[1](a))  : array(float64, 2d, C)
+        map(lambda $t4: ($t4 + 1:float64), a, out=$t6)
+        $t5 = $t6  : array(float64, 2d, C)
+    else:
+        $t5 = a  : array(float64, 2d, C)
+    return $t5
+"""
+
+
+def test_a_conditional_expression_whose_arm_allocates_becomes_an_if():
+    a = RNG.standard_normal((3, 2))
+    assert body_of(ir_of(plus_one_if, a, True)) == IFEXP_IR
+    np.testing.assert_array_equal(J(plus_one_if)(a, True), a + 1.0)
+    assert J(plus_one_if)(a, False) is not None
+    np.testing.assert_array_equal(J(plus_one_if)(a, False), a)
+
+
+def product_or_double_summed(a, b, c):
+    return ((a @ b) if c else (a * 2.0)).sum(axis=0)
+
+
+def test_arms_allocate_inside_their_branch_and_agree_with_numpy():
+    a, b = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3))
+    ir = ir_of(product_or_double_summed, a, b, True)
+    assert fills_without_out(ir) == [] and "axis=0, out=" in ir, ir
+    for c in (True, False):
+        np.testing.assert_allclose(J(product_or_double_summed)(a, b, c), product_or_double_summed(a, b, c), rtol=1e-12)
+
+
+def product_by_rows(A, B, n, m):
+    return lk.imap(lambda i, j: (A[i] * B[j]).sum(), (n, m))
+
+
+def test_a_recognised_matmul_and_its_fallback_both_fill_allocations():
+    A, B = RNG.standard_normal((5, 4)), RNG.standard_normal((3, 4))
+    ir = ir_of(product_by_rows, A, B, 5, 3)
+    assert fills_without_out(ir) == [] and "imap(" in ir and ", out=" in ir, ir
+    assert not re.search(r"imap\(.*\)\)  :", ir), ir  # the imap is a statement, with its out
+    np.testing.assert_allclose(J(product_by_rows)(A, B, 5, 3), A @ B.T, rtol=1e-12)
+    np.testing.assert_allclose(J(product_by_rows)(A, B, 2, 3), (A @ B.T)[:2], rtol=1e-12)
+
