@@ -22,7 +22,7 @@
  * without a large allocation); concatenate's length along the axis is the sum of its parts'.
  *
  * Reductions along an axis and scans fill reduce.out / scan.out, of the input's shape without the axis (a
- * fused map's bcast_shape, an imap's dims, an array's shape), of its shape (a scan along an axis) or of its
+ * fused map's bcast_shape, an array's shape), of its shape (a scan along an axis) or of its
  * element count (a flat scan):
  *
  *     $t2 = alloc array(float64, 1d, C) (a.shape[1])
@@ -35,19 +35,19 @@
  *
  *     return g(f(a), a + 1)   ->   $t1 = f(a); $t2 = alloc ...; map(..., a, out=$t2); return g($t1, $t2)
  *
- * A conditional expression with an arm that makes an array becomes an if statement, each arm's allocation made
- * in its branch:
+ * What runs on some paths only, or again and again, becomes statements whose blocks hold the allocations:
  *
  *     x = (a + 1) if c else a   ->   if c: $t2 = alloc ...; map(..., out=$t2); $t1 = $t2  else: $t1 = a
  *                                    x = $t1
+ *     y = p or a[m].sum() > 0   ->   $t1 = p; if not $t1: <count, alloc, mask_select>; $t1 = ...
+ *     while a[a > t].size > 2:  ->   while True: <allocs>; if not (...): break; body
  *
- * Covered, so: every map, imap, axis reduction, scan and array-making intrinsic in a statement's
- * unconditional, once-evaluated parts and in the arms of conditional expressions, at any depth of blocks.
- * Not covered (the backend still allocates there, and fills no `out`): one in an operand after the first of
- * and/or (in the typed IR those are scalar conditions, so only through a reduction of a new array), or in a
- * while loop's condition (evaluated again on every iteration). A map or imap that is the input of a reduction
- * or scan is not an array at all: it is fused into the reduction's loop; what its inputs make is covered. The
- * scratch array of best values that argmin/argmax along an axis keep is the backend's. */
+ * So every map, imap, axis reduction, scan and array-making intrinsic of the typed IR gets its IR_ALLOC, at any
+ * depth of blocks. A map that is the input of a reduction or scan is not an array at all: it is fused into
+ * the reduction's loop (what its inputs make is covered); an imap there is an array like any other. Not
+ * covered: arrays made inside a per-element body (of a map, imap or combine), which depend on the element;
+ * and two scratch arrays the LLVM backend keeps: the best values of argmin/argmax along an axis, and the copy
+ * of an input that overlaps an `out` that is not fresh (a[1:] = a[:-1] + 1, decided at run time). */
 #include "ir.h"
 
 typedef struct Hoist {
@@ -55,14 +55,19 @@ typedef struct Hoist {
     IrBlock *out;       /* the new statement list being built */
 } Hoist;
 
+static IrNode *assign(RtArena *a, IrVar *v, IrNode *value)
+{
+    IrNode *as = ir_node(a, IR_ASSIGN, value->pos);
+    as->u.assign.var = v;
+    as->u.assign.value = value;
+    return as;
+}
+
 static IrNode *temp_of(Hoist *h, IrNode *value)
 {
     if (value->kind == IR_VAR || value->kind == IR_CONST) return value;
     IrVar *t = ir_func_temp(h->f, value->type);
-    IrNode *as = ir_node(h->f->arena, IR_ASSIGN, value->pos);
-    as->u.assign.var = t;
-    as->u.assign.value = value;
-    ir_block_push(h->f->arena, h->out, as);
+    ir_block_push(h->f->arena, h->out, assign(h->f->arena, t, value));
     return ir_var_ref(h->f->arena, value->pos, t);
 }
 
@@ -222,8 +227,8 @@ static IrNode *hoist_intrinsic(Hoist *h, IrNode *c)
 
 /* ---- reductions along an axis and scans: the shape of their input, without the axis or flattened ---- */
 
-/* The dims of a reduction's input: a fused map's broadcast shape (its inputs put in temporaries), a fused
- * imap's dims, else those of the array (put in a temporary). */
+/* The dims of a reduction's input: a fused map's broadcast shape (its inputs put in temporaries), else those
+ * of the array (put in a temporary). */
 static IrNode **input_dims(Hoist *h, IrNode **input)
 {
     RtArena *a = h->f->arena;
@@ -241,8 +246,6 @@ static IrNode **input_dims(Hoist *h, IrNode **input)
             d->u.bcast_shape.ndim = nd;
             dims[k] = d;
         }
-    } else if (in->kind == IR_IMAP && !in->u.imap.out) {
-        for (int k = 0; k < nd; k++) dims[k] = in->u.imap.dims[k] = temp_of(h, in->u.imap.dims[k]);
     } else {
         *input = temp_of(h, in);
         for (int k = 0; k < nd; k++) dims[k] = dim_of(a, *input, k);
@@ -327,13 +330,12 @@ static void kids(IrNode **v, int n, KidFn fn, void *env)
     for (int i = 0; i < n; i++) kid(&v[i], fn, env);
 }
 
-/* The input of a reduction or scan: a map or imap there is fused into its loop (there is no array), so its
- * inputs or dims stand in its place. */
+/* The input of a reduction or scan: a map there is fused into its loop (there is no array), so its inputs
+ * stand in its place. Any other input is an array (an imap's is made first). */
 static void fused_kids(IrNode **p, KidFn fn, void *env)
 {
     IrNode *n = *p;
     if (n->kind == IR_MAP && !n->u.map.out) kids(n->u.map.inputs, n->u.map.ninputs, fn, env);
-    else if (n->kind == IR_IMAP && !n->u.imap.out) kids(n->u.imap.dims, n->u.imap.ndim, fn, env);
     else fn(p, env);
 }
 
@@ -390,12 +392,21 @@ static void find_alloc(IrNode **p, void *env)
     if (!*found) *found = allocates(*p);
 }
 
+/* an arm of `x if c else y`, or an operand after the first of and/or, makes an array */
+static bool conditional_allocates(IrNode *n)
+{
+    if (n->kind == IR_IFEXP) return allocates(n->u.ifexp.then) || allocates(n->u.ifexp.orelse);
+    if (n->kind == IR_BOOLOP)
+        for (int i = 1; i < n->u.boolop.n; i++)
+            if (allocates(n->u.boolop.values[i])) return true;
+    return false;
+}
+
 /* rewrite() would put statements before n's: n or an unconditional part of it makes an array, or one of its
- * conditional expressions has an arm that does */
+ * conditional expressions has a part that does */
 static bool allocates(IrNode *n)
 {
-    if (is_new_array(n)) return true;
-    if (n->kind == IR_IFEXP && (allocates(n->u.ifexp.then) || allocates(n->u.ifexp.orelse))) return true;
+    if (is_new_array(n) || conditional_allocates(n)) return true;
     bool found = false;
     each_kid(n, find_alloc, &found);
     return found;
@@ -464,14 +475,65 @@ static IrNode *branch(Hoist *h, IrNode *e)
     IrNode *arms[2] = {e->u.ifexp.then, e->u.ifexp.orelse};
     IrBlock *blocks[2] = {&s->u.if_.then, &s->u.if_.orelse};
     for (int i = 0; i < 2; i++) {
-        IrNode *as = ir_node(a, IR_ASSIGN, arms[i]->pos);
-        as->u.assign.var = t;
-        as->u.assign.value = arms[i];
-        ir_block_push(a, blocks[i], as);
+        ir_block_push(a, blocks[i], assign(a, t, arms[i]));
         rewrite_block(h->f, blocks[i]);
     }
     ir_block_push(a, h->out, s);
     return ir_var_ref(a, e->pos, t);
+}
+
+/* not v, or v's truth: bool(v) (the boolop's truth test, cg_truth), negated with not */
+static IrNode *truth(RtArena *a, IrNode *v, bool negate)
+{
+    IrNode *b = v;
+    if (v->type->dtype != IR_DT_BOOL) {
+        b = ir_node(a, IR_CAST, v->pos);
+        b->type = ir_type_scalar(IR_DT_BOOL);
+        b->u.cast.value = v;
+    }
+    if (!negate) return b;
+    IrNode *n = ir_node(a, IR_UNOP, v->pos);
+    n->type = ir_type_scalar(IR_DT_BOOL);
+    n->u.unop.op = IR_UOP_NOT;
+    n->u.unop.operand = b;
+    return n;
+}
+
+/* `v0 and v1 and v2` where a later operand makes an array becomes statements (for or, `not $t`):
+ *     $t = v0
+ *     if $t: $t = v1; if $t: $t = v2
+ * each operand's allocations made in its branch. The operands are scalars of the boolop's type. */
+static IrNode *branch_boolop(Hoist *h, IrNode *e)
+{
+    RtArena *a = h->f->arena;
+    IrVar *t = ir_func_temp(h->f, e->type);
+    ir_block_push(a, h->out, assign(a, t, e->u.boolop.values[0]));
+    IrBlock *blk = h->out, *first = NULL;
+    for (int i = 1; i < e->u.boolop.n; i++) {
+        IrNode *s = ir_node(a, IR_IF, e->pos);
+        s->u.if_.cond = truth(a, ir_var_ref(a, e->pos, t), !e->u.boolop.is_and);
+        ir_block_push(a, &s->u.if_.then, assign(a, t, e->u.boolop.values[i]));
+        ir_block_push(a, blk, s);
+        blk = &s->u.if_.then;
+        if (!first) first = blk;
+    }
+    rewrite_block(h->f, first); /* the ifs nested in it included */
+    return ir_var_ref(a, e->pos, t);
+}
+
+/* while c: body  ->  while True: if not c: break; body  when c makes an array: its allocations are made in the
+ * loop's body, before each test */
+static void test_in_body(IrFunc *f, IrNode *w)
+{
+    RtArena *a = f->arena;
+    IrNode *s = ir_node(a, IR_IF, w->u.while_.cond->pos);
+    s->u.if_.cond = truth(a, w->u.while_.cond, true);
+    ir_block_push(a, &s->u.if_.then, ir_node(a, IR_BREAK, w->pos));
+    IrBlock body = {0};
+    ir_block_push(a, &body, s);
+    for (int i = 0; i < w->u.while_.body.n; i++) ir_block_push(a, &body, w->u.while_.body.stmts[i]);
+    w->u.while_.body = body;
+    w->u.while_.cond = ir_const_int(a, w->pos, ir_type_scalar(IR_DT_BOOL), 1);
 }
 
 static void rewrite(IrNode **p, void *env)
@@ -479,7 +541,8 @@ static void rewrite(IrNode **p, void *env)
     Hoist *h = env;
     IrNode *n = *p;
     rewrite_kids(n, h);
-    if (n->kind == IR_IFEXP && (allocates(n->u.ifexp.then) || allocates(n->u.ifexp.orelse))) *p = branch(h, n);
+    if (n->kind == IR_IFEXP && conditional_allocates(n)) *p = branch(h, n);
+    if (n->kind == IR_BOOLOP && conditional_allocates(n)) *p = branch_boolop(h, n);
     if (!is_new_array(n)) return;
     switch (n->kind) {
     case IR_MAP: *p = hoist_map(h, n); return;
@@ -503,6 +566,7 @@ static void rewrite_stmt(IrFunc *f, IrNode *s, IrBlock *out)
         rewrite_block(f, &s->u.if_.then);
         rewrite_block(f, &s->u.if_.orelse);
     } else if (s->kind == IR_WHILE) {
+        if (allocates(s->u.while_.cond)) test_in_body(f, s);
         rewrite_block(f, &s->u.while_.body);
     } else if (s->kind == IR_FOR_RANGE) {
         rewrite_block(f, &s->u.for_range.body);

@@ -13,9 +13,9 @@
  *    map's params;
  *  - after ir_explicit_alloc(), a map, imap, axis reduction, scan or array-making intrinsic (concatenate,
  *    matmul, mask_select) that produces a new array appears only as an IR_EXPR_STMT with `out` set to a
- *    variable that an IR_ALLOC filled just before, the shape computed in the IR; except (explicit_alloc.c
- *    says why) in an operand after the first of and/or and in a while condition, where `out` is NULL and the
- *    backend allocates. A map or imap that is a reduction's or scan's input is fused into it: no array.
+ *    variable that an IR_ALLOC filled just before, the shape computed in the IR. A map that is a
+ *    reduction's or scan's input is fused into it: no array. Not covered: arrays made inside a per-element
+ *    body (of a map, imap or combine); a backend's own scratch (see explicit_alloc.c).
  * Nodes are allocated in an RtArena and never freed one by one.
  *
  * ---- The contract between the compiler and every backend ----
@@ -366,7 +366,7 @@ struct IrNode {
         } imap;
         struct {
             IrReduceOp op;
-            IrNode *input;       /* an array expression, often an IR_MAP or IR_IMAP (fused map-reduce) */
+            IrNode *input;       /* an array expression, often an IR_MAP (fused map-reduce: no array) */
             int axis;            /* -1: all elements, giving a scalar */
             IrNode *out;         /* axis reductions after ir_explicit_alloc: the array they fill, an IR_VAR that
                                   * an IR_ALLOC of the input's shape without axis filled just before (then the

@@ -352,3 +352,38 @@ def test_a_recognised_matmul_and_its_fallback_both_fill_allocations():
     np.testing.assert_allclose(J(product_by_rows)(A, B, 5, 3), A @ B.T, rtol=1e-12)
     np.testing.assert_allclose(J(product_by_rows)(A, B, 2, 3), (A @ B.T)[:2], rtol=1e-12)
 
+
+def big_or_selected_sum(a, m, x):
+    return x > 10.0 or a[m].sum() > x
+
+
+def test_an_operand_of_or_that_allocates_runs_only_when_reached():
+    a, m = RNG.standard_normal((4, 4)), RNG.standard_normal((4, 4)) > 0
+    ir = ir_of(big_or_selected_sum, a, m, 1.0)
+    assert fills_without_out(ir) == [] and re.search(r"if not \$t\d+:\n\s+\$t\d+ = reduce\[add\]\(map", ir), ir
+    for x in (-10.0, 0.0, 20.0):
+        assert J(big_or_selected_sum)(a, m, x) == big_or_selected_sum(a, m, x)
+    bad = np.ones((4, 5), dtype=bool)
+    assert J(big_or_selected_sum)(a, bad, 20.0) is True  # never reaches a[bad]
+    with pytest.raises(IndexError):
+        J(big_or_selected_sum)(a, bad, 0.0)
+
+
+def doublings_until_few(a, t):
+    n = 0
+    k = 0
+    while a[a > t].shape[0] > 2:
+        n += 1
+        t = t * 2.0 + 1.0
+        if n % 2 == 0:
+            continue
+        k += 1
+    return n, k, t
+
+
+def test_a_while_condition_that_allocates_is_tested_in_the_body():
+    a = np.arange(40.0)
+    ir = ir_of(doublings_until_few, a, 0.0)
+    assert fills_without_out(ir) == [] and "while True:" in ir, ir
+    for t in (0.0, 5.0, 50.0):
+        assert J(doublings_until_few)(a, t) == doublings_until_few(a, t)
