@@ -387,3 +387,23 @@ def test_a_while_condition_that_allocates_is_tested_in_the_body():
     assert fills_without_out(ir) == [] and "while True:" in ir, ir
     for t in (0.0, 5.0, 50.0):
         assert J(doublings_until_few)(a, t) == doublings_until_few(a, t)
+
+
+def sum_of_squares(n):
+    return lk.ireduce(lambda i: i * i, lambda x, y: x + y, (n,), 0)
+
+
+IREDUCE_IR = """\
+    $t11 = (n,)  : (int,)
+    $t12 = int64($t11[0])  : int64
+    $t16 = alloc array(int64, 1d, C) ($t12)  : array(int64, 1d, C)
+    imap(lambda $t13: ($t13 * $t13), shape=($t12), out=$t16)
+    return reduce[func](lambda $t14, $t15: ($t14 + $t15), init=0:int64, $t16)
+"""
+
+
+def test_an_imap_a_reduction_reads_is_allocated_before_it():
+    # only a map is fused into a reduction's loop; the values of an imap are an array
+    assert body_of(ir_of(sum_of_squares, 5)) == IREDUCE_IR
+    for n in (0, 1, 7):
+        assert J(sum_of_squares)(n) == sum(i * i for i in range(n))
