@@ -177,8 +177,8 @@ static bool eq(Bound *bd, const IrNode *a, const IrNode *b)
                !b->u.reduce.out && eq(bd, a->u.reduce.input, b->u.reduce.input) &&
                eq_combine(bd, &a->u.reduce.combine, &b->u.reduce.combine);
     case IR_SCAN:
-        return a->u.scan.op == b->u.scan.op && a->u.scan.axis == b->u.scan.axis &&
-               eq(bd, a->u.scan.input, b->u.scan.input) && eq_combine(bd, &a->u.scan.combine, &b->u.scan.combine);
+        return a->u.scan.op == b->u.scan.op && a->u.scan.axis == b->u.scan.axis && !a->u.scan.out &&
+               !b->u.scan.out && eq(bd, a->u.scan.input, b->u.scan.input) && eq_combine(bd, &a->u.scan.combine, &b->u.scan.combine);
     case IR_BCAST_SHAPE:
         return a->u.bcast_shape.n == b->u.bcast_shape.n && a->u.bcast_shape.axis == b->u.bcast_shape.axis &&
                a->u.bcast_shape.ndim == b->u.bcast_shape.ndim &&
@@ -242,7 +242,7 @@ static void shape_node(const Pass *p, const IrNode *n, Shape *s)
     switch (n->kind) {
     case IR_VAR: s->loops = s->loops || n->u.var.var->id >= p->first_temp; return;
     case IR_REDUCE: if (n->u.reduce.out) s->pure = false; s->loops = true; break;
-    case IR_SCAN: s->loops = true; break;
+    case IR_SCAN: if (n->u.scan.out) s->pure = false; s->loops = true; break;
     case IR_MAP: if (n->u.map.out) s->pure = false; break;
     case IR_IMAP: if (n->u.imap.out) s->pure = false; break;
     case IR_CONST: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP: case IR_IFEXP: case IR_INDEX:

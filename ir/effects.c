@@ -66,8 +66,10 @@ unsigned ir_node_effects(const IrNode *n)
     case IR_VAR: return n->u.var.check_bound ? IR_FX_RAISE : 0;
     case IR_BINOP: return binop_effects(n);
     case IR_CALL:
-        /* intrinsics (transpose, reshape, matmul, ...) make new arrays or views and write nothing else */
-        if (n->u.call.ckind == IR_CALLEE_INTRINSIC) return IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC;
+        /* intrinsics (transpose, reshape, matmul, ...) make new arrays or views, or fill their out, and write
+         * nothing else */
+        if (n->u.call.ckind == IR_CALLEE_INTRINSIC)
+            return IR_FX_RAISE | IR_FX_READ | (n->u.call.out ? out_effects(n->u.call.out) : IR_FX_ALLOC);
         return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC;
     case IR_INDEX: return IR_FX_RAISE | IR_FX_READ;
     case IR_ATTR: case IR_COMPREHENSION: return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC; /* untyped */
@@ -80,7 +82,7 @@ unsigned ir_node_effects(const IrNode *n)
         return IR_FX_READ | (ir_reduce_needs_items(n->u.reduce.op, &n->u.reduce.combine) ? IR_FX_RAISE : 0) |
                (n->u.reduce.axis >= 0 || n->u.reduce.out ? out_effects(n->u.reduce.out) : 0);
     case IR_SCAN:
-        return IR_FX_READ | IR_FX_ALLOC |
+        return IR_FX_READ | out_effects(n->u.scan.out) |
                (ir_reduce_needs_items(n->u.scan.op, &n->u.scan.combine) ? IR_FX_RAISE : 0);
     case IR_BCAST_SHAPE: return IR_FX_RAISE;
     case IR_STORE: return IR_FX_WRITE | IR_FX_RAISE;
@@ -150,6 +152,7 @@ static void visit_children(Walk *w, IrNode *n, bool c, bool r)
     case IR_CALL:
         visit_all(w, n->u.call.args, n->u.call.nargs, c, r);
         visit_all(w, n->u.call.kwargs, n->u.call.nkw, c, r);
+        visit(w, &n->u.call.out, c, r);
         return;
     case IR_INDEX: visit(w, &n->u.index.base, c, r); visit_all(w, n->u.index.items, n->u.index.n, c, r); return;
     case IR_SLICE:
@@ -182,7 +185,11 @@ static void visit_children(Walk *w, IrNode *n, bool c, bool r)
         visit(w, &n->u.reduce.out, c, r);
         visit_combine(w, &n->u.reduce.combine, c);
         return;
-    case IR_SCAN: visit(w, &n->u.scan.input, c, r); visit_combine(w, &n->u.scan.combine, c); return;
+    case IR_SCAN:
+        visit(w, &n->u.scan.input, c, r);
+        visit(w, &n->u.scan.out, c, r);
+        visit_combine(w, &n->u.scan.combine, c);
+        return;
     case IR_BCAST_SHAPE: visit_all(w, n->u.bcast_shape.args, n->u.bcast_shape.n, c, r); return;
     /* statements: the expressions they evaluate once, in order (blocks are not this walk's business) */
     case IR_ASSIGN: visit(w, &n->u.assign.value, c, r); return;

@@ -240,6 +240,7 @@ static void put_node(Enc *e, const IrNode *n)
             put_str(e, n->u.call.kwnames[i]);
             put_node(e, n->u.call.kwargs[i]);
         }
+        put_node(e, n->u.call.out);
         return;
     case IR_INDEX: put_node(e, n->u.index.base); put_nodes(e, n->u.index.items, n->u.index.n); put_int(e, n->u.index.checked); return;
     case IR_SLICE: put_node(e, n->u.slice.start); put_node(e, n->u.slice.stop); put_node(e, n->u.slice.step); return;
@@ -286,6 +287,7 @@ static void put_node(Enc *e, const IrNode *n)
         put_int(e, n->u.scan.op);
         put_node(e, n->u.scan.input);
         put_int(e, n->u.scan.axis);
+        put_node(e, n->u.scan.out);
         if (n->u.scan.op == IR_RED_FUNC) put_combine(e, &n->u.scan.combine);
         return;
     case IR_BCAST_SHAPE:

@@ -247,6 +247,7 @@ static IrNode *copy(Copy *c, IrNode *n)
     case IR_CALL:
         r->u.call.args = copy_all(c, n->u.call.args, n->u.call.nargs);
         r->u.call.kwargs = copy_all(c, n->u.call.kwargs, n->u.call.nkw);
+        r->u.call.out = copy(c, n->u.call.out);
         break;
     case IR_INDEX:
         r->u.index.base = copy(c, n->u.index.base);
@@ -291,6 +292,7 @@ static IrNode *copy(Copy *c, IrNode *n)
         break;
     case IR_SCAN:
         r->u.scan.input = copy(c, n->u.scan.input);
+        r->u.scan.out = copy(c, n->u.scan.out);
         copy_combine(c, &r->u.scan.combine);
         break;
     case IR_BCAST_SHAPE: r->u.bcast_shape.args = copy_all(c, n->u.bcast_shape.args, n->u.bcast_shape.n); break;

@@ -78,11 +78,13 @@ static void find_read(IrNode **p, void *env)
         return;
     case IR_REDUCE:
         find_in(&n->u.reduce.input, f, false);
+        find_in(&n->u.reduce.out, f, false);
         find_in(&n->u.reduce.combine.body, f, true);
         find_in(&n->u.reduce.combine.init, f, false);
         return;
     case IR_SCAN:
         find_in(&n->u.scan.input, f, false);
+        find_in(&n->u.scan.out, f, false);
         find_in(&n->u.scan.combine.body, f, true);
         find_in(&n->u.scan.combine.init, f, false);
         return;

@@ -10,8 +10,12 @@
  *  - every IrNode of an expression kind has a non-NULL type; every IrVar has a type;
  *  - operands of IR_BINOP/IR_COMPARE/IR_UNOP are scalars of the same type (typespec inserts IR_CAST);
  *  - array arithmetic appears only inside the body of an IR_MAP, whose body is a scalar expression over the
- *    map's params; after ir_explicit_alloc(), a map or axis-reduce that produces a new array appears only in
- *    statement position with `out` set to a variable that an IR_ALLOC filled just before;
+ *    map's params;
+ *  - after ir_explicit_alloc(), a map, imap, axis reduction, scan or array-making intrinsic (concatenate,
+ *    matmul, mask_select) that produces a new array appears only as an IR_EXPR_STMT with `out` set to a
+ *    variable that an IR_ALLOC filled just before, the shape computed in the IR. A map that is a
+ *    reduction's or scan's input is fused into it: no array. Not covered: arrays made inside a per-element
+ *    body (of a map, imap or combine); a backend's own scratch (see explicit_alloc.c).
  *  - after ir_reduce_inputs_as_maps(), the input of every IR_REDUCE and IR_SCAN is an IR_MAP without `out`.
  * Nodes are allocated in an RtArena and never freed one by one.
  *
@@ -288,8 +292,12 @@ typedef enum {
 
 /* The intrinsics: operations every backend implements that no combination of the other nodes expresses well
  * (views that rearrange axes, the matrix product, results whose size depends on the data). The call's
- * arguments are u.call.args, its result has the node's type; an error raises before anything is allocated or
- * written. A backend lowers them with a switch that has no default. */
+ * arguments are u.call.args, its result has the node's type; an error raises before anything is written. A
+ * backend lowers them with a switch that has no default.
+ * Those that make a new array (concatenate, matmul, mask_select) get it from ir_explicit_alloc as u.call.out,
+ * an IR_VAR holding a C-contiguous array of the result's type and shape that an IR_ALLOC made just before
+ * (the shape each needs is stated below); they fill it and return it. Where ir_explicit_alloc leaves out NULL
+ * (see explicit_alloc.c) the backend allocates the result itself, after the checks. */
 typedef enum {
     /* transpose(x): x an array of ndim >= 2. A view of x's data (no copy) with the axes reversed (shape and
      * strides reversed); the type is a view of x's with layout any. Never raises. */
@@ -302,16 +310,19 @@ typedef enum {
     /* concatenate(p0, ..., pk-1, axis): k >= 1 arrays of the result's dtype and ndim, then axis, an IR_CONST
      * int64 in [0, ndim). A new C-contiguous array: the parts one after another along axis, whose length there
      * is the sum of theirs. ValueError when a part's other dimensions differ from p0's. k <= IR_MAX_TUPLE (the
-     * parts are a tuple's items). */
+     * parts are a tuple's items). out: p0's shape with the sum of the parts' lengths along axis (allocated
+     * before the check, so a failing one has allocated an array no larger than its parts). */
     IR_INTR_CONCATENATE,
     /* matmul(a, b): 2-D arrays of one float dtype (float32 or float64, the result's), any strides; a is (m, k)
      * and b is (k2, n). First the shape check: k != k2 raises ValueError (a shape error naming k and k2). Then a
      * new C-contiguous (m, n) array holding a @ b; each element sums over k in any order (a blocked GEMM, so not
-     * bit-identical to a loop), and k == 0 gives zeros. */
+     * bit-identical to a loop), and k == 0 gives zeros. out: (m, n) when k == k2, else (0, n), so that the
+     * ValueError is what a mismatch gives, whatever m and n. */
     IR_INTR_MATMUL,
     /* mask_select(a, mask): an array and a bool array of the same ndim. IndexError when the shapes differ
      * (naming the first axis that does). A new 1-D C-contiguous array of a's elements where mask is set, in C
-     * order. */
+     * order. out: (count,), count the mask's set elements, an IR_REDUCE (add of mask as int64) evaluated
+     * before the alloc; the mask alone decides it, so it is right whenever the shape check passes. */
     IR_INTR_MASK_SELECT,
     IR_INTR_COUNT
 } IrIntrinsic;
@@ -355,6 +366,8 @@ struct IrNode {
             IrFunc *callee;      /* typed IR: the specialised callee */
             IrNode **args;
             int nargs;
+            IrNode *out;         /* an intrinsic making a new array, after ir_explicit_alloc: the array it fills
+                                  * (then the call is a statement and its value is out); see IrIntrinsic */
             const char **kwnames;
             IrNode **kwargs;
             int nkw;
@@ -388,15 +401,19 @@ struct IrNode {
         } imap;
         struct {
             IrReduceOp op;
-            IrNode *input;       /* an array expression, often an IR_MAP or IR_IMAP (fused map-reduce) */
+            IrNode *input;       /* an array expression, often an IR_MAP (fused map-reduce: no array) */
             int axis;            /* -1: all elements, giving a scalar */
-            IrNode *out;         /* axis reductions after ir_explicit_alloc: the preallocated result */
+            IrNode *out;         /* axis reductions after ir_explicit_alloc: the array they fill, an IR_VAR that
+                                  * an IR_ALLOC of the input's shape without axis filled just before (then the
+                                  * reduce is a statement and its value is out) */
             IrCombine combine;   /* op == IR_RED_FUNC */
         } reduce;
         struct {
             IrReduceOp op;       /* add or mul */
             IrNode *input;       /* an array expression, often an IR_MAP (fused) */
             int axis;            /* -1: over the flattened input, giving 1-D */
+            IrNode *out;         /* after ir_explicit_alloc: the array it fills, as reduce.out; its shape is the
+                                  * input's (axis >= 0) or its element count (axis -1) */
             IrCombine combine;   /* op == IR_RED_FUNC */
         } scan;
         struct { IrNode **args; int n; int axis; int ndim; } bcast_shape;
@@ -475,8 +492,9 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 6 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
-                               * reductions (ir_prange_reductions); 6: reduce inputs are maps */
+#define IR_PIPELINE_VERSION 7 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+                               * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
+                               * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */

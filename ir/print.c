@@ -146,6 +146,7 @@ static void expr(Out *o, const IrNode *n)
             put(o, "%s%s=", (i || n->u.call.nargs) ? ", " : "", n->u.call.kwnames[i]);
             expr(o, n->u.call.kwargs[i]);
         }
+        if (n->u.call.out) { put(o, ", out="); expr(o, n->u.call.out); }
         put(o, ")");
         return;
     case IR_INDEX:
@@ -197,6 +198,7 @@ static void expr(Out *o, const IrNode *n)
         if (n->u.scan.op == IR_RED_FUNC) combine(o, &n->u.scan.combine);
         reduce_input(o, n->u.scan.input);
         if (n->u.scan.axis >= 0) put(o, ", axis=%d", n->u.scan.axis);
+        if (n->u.scan.out) { put(o, ", out="); expr(o, n->u.scan.out); }
         put(o, ")");
         return;
     case IR_REDUCE:

@@ -22,7 +22,10 @@ void ir_each_child(IrNode *n, IrChildFn fn, void *env)
     case IR_COMPARE: each(n->u.compare.operands, n->u.compare.nops + 1, fn, env); return;
     case IR_BOOLOP: each(n->u.boolop.values, n->u.boolop.n, fn, env); return;
     case IR_IFEXP: one(&n->u.ifexp.cond, fn, env); one(&n->u.ifexp.then, fn, env); one(&n->u.ifexp.orelse, fn, env); return;
-    case IR_CALL: each(n->u.call.args, n->u.call.nargs, fn, env); each(n->u.call.kwargs, n->u.call.nkw, fn, env); return;
+    case IR_CALL:
+        each(n->u.call.args, n->u.call.nargs, fn, env); each(n->u.call.kwargs, n->u.call.nkw, fn, env);
+        one(&n->u.call.out, fn, env);
+        return;
     case IR_INDEX: one(&n->u.index.base, fn, env); each(n->u.index.items, n->u.index.n, fn, env); return;
     case IR_SLICE: one(&n->u.slice.start, fn, env); one(&n->u.slice.stop, fn, env); one(&n->u.slice.step, fn, env); return;
     case IR_ATTR: one(&n->u.attr.value, fn, env); return;
@@ -43,7 +46,10 @@ void ir_each_child(IrNode *n, IrChildFn fn, void *env)
         one(&n->u.reduce.input, fn, env); one(&n->u.reduce.out, fn, env);
         one(&n->u.reduce.combine.body, fn, env); one(&n->u.reduce.combine.init, fn, env);
         return;
-    case IR_SCAN: one(&n->u.scan.input, fn, env); one(&n->u.scan.combine.body, fn, env); one(&n->u.scan.combine.init, fn, env); return;
+    case IR_SCAN:
+        one(&n->u.scan.input, fn, env); one(&n->u.scan.out, fn, env);
+        one(&n->u.scan.combine.body, fn, env); one(&n->u.scan.combine.init, fn, env);
+        return;
     case IR_BCAST_SHAPE: each(n->u.bcast_shape.args, n->u.bcast_shape.n, fn, env); return;
     case IR_ASSIGN: one(&n->u.assign.value, fn, env); return;
     case IR_AUGASSIGN: one(&n->u.augassign.value, fn, env); return;

@@ -309,7 +309,7 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
     if (n->u.scan.axis < 0) {
         LLVMValueRef total = cg_i64(cg, 1);
         for (int d = 0; d < m.ndim; d++) total = LLVMBuildMul(cg->b, total, m.dims[d], "");
-        m.out = cg_new_array(cg, n->type->dtype, 1, &total, n->pos);
+        m.out = n->u.scan.out ? cg_expr(cg, n->u.scan.out) : cg_new_array(cg, n->type->dtype, 1, &total, n->pos);
         m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(n->type->dtype)), "acc");
         if (m.red_op == IR_RED_FUNC && n->u.scan.combine.init) {
             LLVMBuildStore(cg->b, cg_expr(cg, n->u.scan.combine.init), m.acc); /* combined into every element */
@@ -328,7 +328,7 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
         cg_map_run(cg, &m, true, false);
         return m.out;
     }
-    m.out = cg_new_array(cg, n->type->dtype, m.ndim, m.dims, n->pos);
+    m.out = n->u.scan.out ? cg_expr(cg, n->u.scan.out) : cg_new_array(cg, n->type->dtype, m.ndim, m.dims, n->pos);
     m.sink = CG_SINK_SCAN_AXIS;
     m.red_axis = n->u.scan.axis;
     m.flat_ok_static = false;

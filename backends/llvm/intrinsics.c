@@ -1,7 +1,15 @@
 /* intrinsics.c: the typed IR's intrinsics (IrIntrinsic in ir.h, which states each one's arguments, result and
  * errors): views that rearrange axes, copies of data-dependent size, and the matrix product (a call of the
- * runtime's GEMM kernel). */
+ * runtime's GEMM kernel). Those that make a new array fill the u.call.out that ir_explicit_alloc gave them, and
+ * allocate only where it left none. */
 #include "cg.h"
+
+/* The call's out, or a new array of its type with shape dims where ir_explicit_alloc left it none. */
+static LLVMValueRef result_array(Cg *cg, const IrNode *n, LLVMValueRef *dims)
+{
+    if (n->u.call.out) return cg_expr(cg, n->u.call.out);
+    return cg_new_array(cg, n->type->dtype, n->type->ndim, dims, n->pos);
+}
 
 static LLVMValueRef matmul(Cg *cg, const IrNode *n)
 {
@@ -12,7 +20,7 @@ static LLVMValueRef matmul(Cg *cg, const IrNode *n)
     cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, k, kb, ""), RT_ERR_SHAPE, n->pos, extra, 3);
     LLVMValueRef dims[2] = {m, nn};
     IrDtype dt = n->type->dtype;
-    LLVMValueRef c = cg_new_array(cg, dt, 2, dims, n->pos);
+    LLVMValueRef c = result_array(cg, n, dims);
     if (cg_on_team(cg, n)) {
         /* openmp: blocks of rows of C on the team */
         LLVMTypeRef params[12] = {cg->ptr, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
@@ -121,7 +129,7 @@ static LLVMValueRef concatenate(Cg *cg, const IrNode *n)
     }
     LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_CONCAT)};
     cg_raise_if(cg, bad, RT_ERR_VALUE, n->pos, extra, 1);
-    LLVMValueRef out = cg_new_array(cg, n->type->dtype, nd, dims, n->pos);
+    LLVMValueRef out = result_array(cg, n, dims);
     LLVMValueRef offset = cg_i64(cg, 0);
     for (int i = 0; i < np; i++) {
         CopyEnv e = {.dt = n->type->dtype, .ndim = nd, .src = parts[i]};
@@ -240,7 +248,7 @@ void cg_mask_store_values(Cg *cg, const IrNode *target, const IrNode *values)
     cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
 }
 
-/* a[mask]: count the selected elements, allocate, copy them in C order. */
+/* a[mask]: copy the selected elements in C order into out (counted and allocated first where there is none). */
 static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
 {
     const IrType *at = n->u.call.args[0]->type;
@@ -248,10 +256,14 @@ static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
     LLVMValueRef dims[IR_MAX_DIMS];
     check_mask_shape(cg, &e, dims, n->pos);
     e.count = cg_alloca(cg, cg->i64, "count");
-    LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
-    cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
-    LLVMValueRef total = LLVMBuildLoad2(cg->b, cg->i64, e.count, "");
-    e.out = cg_new_array(cg, at->dtype, 1, &total, n->pos);
+    if (n->u.call.out) {
+        e.out = cg_expr(cg, n->u.call.out);
+    } else {
+        LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
+        cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
+        LLVMValueRef total = LLVMBuildLoad2(cg->b, cg->i64, e.count, "");
+        e.out = cg_new_array(cg, at->dtype, 1, &total, n->pos);
+    }
     LLVMBuildStore(cg->b, cg_i64(cg, 0), e.count);
     e.fill = true;
     cg_loop_nest(cg, at->ndim, dims, mask_body, &e, false);
