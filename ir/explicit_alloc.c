@@ -135,14 +135,7 @@ static IrNode *int_binop(RtArena *a, IrBinOp op, IrNode *l, IrNode *r)
 /* v if l == r else 0 */
 static IrNode *if_equal(RtArena *a, IrNode *l, IrNode *r, IrNode *v)
 {
-    IrNode *c = ir_node(a, IR_COMPARE, l->pos);
-    c->type = ir_type_scalar(IR_DT_BOOL);
-    c->u.compare.nops = 1;
-    c->u.compare.ops = rt_arena_alloc(a, sizeof(IrCmpOp));
-    c->u.compare.ops[0] = IR_CMP_EQ;
-    c->u.compare.operands = ir_nodes(a, 2);
-    c->u.compare.operands[0] = l;
-    c->u.compare.operands[1] = r;
+    IrNode *c = ir_compare(a, l->pos, IR_CMP_EQ, l, r);
     IrNode *e = ir_node(a, IR_IFEXP, l->pos);
     e->type = v->type;
     e->u.ifexp.cond = c;

@@ -153,3 +153,16 @@ const char *ir_kind_name(IrKind k)
     };
     return (k >= 0 && k < IR_KIND_COUNT && names[k]) ? names[k] : "?";
 }
+
+IrNode *ir_compare(RtArena *a, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
+{
+    IrNode *c = ir_node(a, IR_COMPARE, pos);
+    c->type = ir_type_scalar(IR_DT_BOOL);
+    c->u.compare.nops = 1;
+    c->u.compare.ops = rt_arena_alloc(a, sizeof(IrCmpOp));
+    c->u.compare.ops[0] = op;
+    c->u.compare.operands = ir_nodes(a, 2);
+    c->u.compare.operands[0] = l;
+    c->u.compare.operands[1] = r;
+    return c;
+}

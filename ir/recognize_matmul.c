@@ -81,15 +81,7 @@ static IrNode *rows(RtArena *a, IrNode *x)
 /* l == r, int64 */
 static IrNode *equals(RtArena *a, IrNode *l, IrNode *r)
 {
-    IrNode *c = ir_node(a, IR_COMPARE, l->pos);
-    c->type = ir_type_scalar(IR_DT_BOOL);
-    c->u.compare.nops = 1;
-    c->u.compare.ops = rt_arena_alloc(a, sizeof(IrCmpOp));
-    c->u.compare.ops[0] = IR_CMP_EQ;
-    c->u.compare.operands = ir_nodes(a, 2);
-    c->u.compare.operands[0] = l;
-    c->u.compare.operands[1] = r;
-    return c;
+    return ir_compare(a, l->pos, IR_CMP_EQ, l, r);
 }
 
 /* imap(i, j: reduce[add](map(p, q: p * q, A[i], B[j]))) over (n, m)
