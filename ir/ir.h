@@ -505,6 +505,17 @@ void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes par
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
 void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede every assignment get a check */
+/* ---- cost.c: the work of one element of a region, for a backend's decision whether a team or a launch pays ---- */
+typedef struct IrCostWeights {
+    int64_t op;                   /* a node not weighed below: one arithmetic operation, the unit */
+    int64_t math[IR_MATH_COUNT];  /* each math function */
+    int64_t user_call;            /* a call of a user function that was not inlined */
+    int64_t nested_data_parallel; /* a map, imap, reduce or scan inside the element (a reduction over a row) */
+    int64_t nested_trips;         /* the trips assumed for a loop statement inside the element */
+} IrCostWeights;
+int64_t ir_cost(const IrNode *n, const IrCostWeights *w);         /* an expression or a statement's own parts */
+int64_t ir_block_cost(const IrBlock *b, const IrCostWeights *w);  /* statements, nested loops x nested_trips */
+
 /* parallel_regions.c: marks the parallel regions (map, imap, reduce, scan, lk.prange loop, matmul not nested in
  * another region's per-element code) with what each uses; the same for every backend, which may run a region on
  * one thread or many but never treats another node as one. Last in the pipeline. */

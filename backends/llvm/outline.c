@@ -167,48 +167,28 @@ LLVMValueRef cg_shares_work(Cg *cg, LLVMValueRef n, LLVMValueRef work)
     return LLVMBuildICmp(cg->b, LLVMIntSGT, threads, LLVMConstInt(cg->i32, 1, 0), "");
 }
 
-/* A rough cost of an expression, the work of one element for the fork threshold, in units of a vectorised
- * arithmetic operation: a math function with a vector variant (vecmath.c) counts 20, one without (a scalar libm
- * call) or a call of a user function 150, a loop nested in the element (a reduction over a row) 1000. Measured on
- * a 2-core x86 machine with scalar math: sum(a*a + 1) gains from the team from about 60 000 elements,
- * sum(sin(a)*exp(-a)) from about 1000; vector sin and exp are about 7x faster, hence 20. */
-static void count_nodes(IrNode **p, void *env)
+/* The llvm backends' weights of the cost model (ir/cost.c), in units of a vectorised arithmetic operation: a math
+ * function with a vector variant (vecmath.c) counts 20, one without (a scalar libm call) or a call of a user
+ * function 150, a map or reduction nested in the element (a reduction over a row) 1000, and a loop nested in the
+ * element 100 trips (its trip count is not known here; a loop in a loop body is rarely short: the k loop of a
+ * matmult, the 3x3 window of a convolution). Measured on a 2-core x86 machine with scalar math: sum(a*a + 1)
+ * gains from the team from about 60 000 elements, sum(sin(a)*exp(-a)) from about 1000; vector sin and exp are
+ * about 7x faster, hence 20. */
+static IrCostWeights weights(void)
 {
-    IrNode *n = *p;
-    int64_t w = 1;
-    if (n->kind == IR_MATH) w = cg_vecmath_has(n->u.math.fn) ? 20 : 150;
-    if (n->kind == IR_CALL && n->u.call.ckind == IR_CALLEE_FUNC) w = 150;
-    if (n->kind == IR_MAP || n->kind == IR_IMAP || n->kind == IR_REDUCE || n->kind == IR_SCAN) w = 1000;
-    *(int64_t *)env += w;
-    ir_each_child(n, count_nodes, env);
+    IrCostWeights w = {.op = 1, .user_call = 150, .nested_data_parallel = 1000, .nested_trips = 100};
+    for (int f = 0; f < IR_MATH_COUNT; f++) w.math[f] = cg_vecmath_has((IrMathFn)f) ? 20 : 150;
+    return w;
 }
-
-/* The cost of one run of a block of statements: the expressions' costs, and a loop nested in it weighing
- * NESTED_TRIPS runs of its body (its trip count is not known here; a loop in a loop body is rarely short: the
- * k loop of a matmult, the 3x3 window of a convolution). Saturates, so deep nests cannot overflow. */
-#define NESTED_TRIPS 100
-#define COST_CAP ((int64_t)1 << 40)
 
 int64_t cg_block_cost(const IrBlock *b)
 {
-    int64_t c = 0;
-    for (int i = 0; i < b->n && c < COST_CAP; i++) {
-        IrNode *s = b->stmts[i];
-        c += cg_cost(s);
-        switch (s->kind) {
-        case IR_IF: c += cg_block_cost(&s->u.if_.then) + cg_block_cost(&s->u.if_.orelse); break;
-        case IR_WHILE: c += NESTED_TRIPS * cg_block_cost(&s->u.while_.body); break;
-        case IR_FOR_RANGE: c += NESTED_TRIPS * cg_block_cost(&s->u.for_range.body); break;
-        case IR_FOR_ITER: c += NESTED_TRIPS * cg_block_cost(&s->u.for_iter.body); break;
-        default: break;
-        }
-    }
-    return c < COST_CAP ? c : COST_CAP;
+    IrCostWeights w = weights();
+    return ir_block_cost(b, &w);
 }
 
 int64_t cg_cost(IrNode *n)
 {
-    int64_t c = 0;
-    if (n) count_nodes(&n, &c);
-    return c < 1 ? 1 : c;
+    IrCostWeights w = weights();
+    return ir_cost(n, &w);
 }
