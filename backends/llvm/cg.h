@@ -115,6 +115,7 @@ typedef enum {
 /* The inputs of a map, evaluated once, with their strides made 0 on broadcast axes, and its sink. */
 typedef struct CgMap {
     const IrNode *map;
+    const IrRegion *region;       /* the parallel region being run (its uses travel to a chunk), or NULL */
     int n, ndim;                       /* ndim: of the iteration space */
     LLVMValueRef vals[IR_MAX_MAP_INPUTS];
     LLVMValueRef bstrides[IR_MAX_MAP_INPUTS][IR_MAX_DIMS];
@@ -201,7 +202,7 @@ struct CgOutline {                       /* zero-initialised; any number of capt
     int p_loop_depth;
 };
 int cg_capture(CgOutline *o, LLVMValueRef v);
-void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock *block);
+void cg_outline_begin(Cg *cg, CgOutline *o, const IrRegion *region); /* captures region->uses */
 LLVMValueRef cg_outline_get(CgOutline *o, int idx);
 /* Returns the number of chunks rt_parallel_for ran (i64): the chunk functions' tid were 0 .. that - 1. */
 LLVMValueRef cg_outline_end(Cg *cg, CgOutline *o, LLVMValueRef n, LLVMValueRef work);

@@ -546,8 +546,7 @@ static void run_map_on_team_at(Cg *cg, CgMap *m, bool out_is_c, int chunk_level)
     cg_map_run(cg, m, out_is_c, false);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, par);
-    IrNode *exprs[1] = {m->map->u.map.body};
-    cg_outline_begin(cg, &o, exprs, 1, NULL);
+    cg_outline_begin(cg, &o, m->region);
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
     cg->chunk_level = chunk_level;
@@ -586,7 +585,7 @@ void cg_fill(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *dims, int 
 
 LLVMValueRef cg_map(Cg *cg, const IrNode *n)
 {
-    CgMap m = {.sink = CG_SINK_STORE};
+    CgMap m = {.sink = CG_SINK_STORE, .region = n->region};
     const IrType *ot = n->type;
     if (n->u.map.out) {
         m.out = cg_expr(cg, n->u.map.out);
@@ -646,8 +645,7 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n)
     cg_loop_nest(cg, nd, dims, imap_body, &env, false);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, par);
-    IrNode *exprs[1] = {n->u.imap.body};
-    cg_outline_begin(cg, &o, exprs, 1, NULL);
+    cg_outline_begin(cg, &o, n->region);
     LLVMValueRef cd[IR_MAX_DIMS];
     for (int d = 0; d < nd; d++) cd[d] = cg_outline_get(&o, cdims[d]);
     IMapEnv mine = {n, cg_outline_get(&o, cout)};

@@ -204,7 +204,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     const IrType *in_t = map->type;
     IrDtype dt = map->u.map.body->type->dtype;
     IrReduceOp op = n->u.reduce.op;
-    CgMap m = {.red_op = op, .combine = &n->u.reduce.combine};
+    CgMap m = {.red_op = op, .combine = &n->u.reduce.combine, .region = n->region};
     if (!cg_map_prepare(cg, &m, map, NULL, in_t->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
     bool needs_items = ir_reduce_needs_items(op, &n->u.reduce.combine);
@@ -304,7 +304,7 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
 {
     const IrNode *map = n->u.scan.input;
     IrDtype dt = map->u.map.body->type->dtype;
-    CgMap m = {.red_op = n->u.scan.op, .out_type = n->type, .combine = &n->u.scan.combine};
+    CgMap m = {.red_op = n->u.scan.op, .out_type = n->type, .combine = &n->u.scan.combine, .region = n->region};
     if (!cg_map_prepare(cg, &m, map, NULL, map->type->ndim)) return LLVMGetUndef(cg_type(cg, n->type));
     if (n->u.scan.axis < 0) {
         LLVMValueRef total = cg_i64(cg, 1);

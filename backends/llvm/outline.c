@@ -30,39 +30,16 @@ int cg_capture(CgOutline *o, LLVMValueRef v)
     return o->n++;
 }
 
-typedef struct VarUse {
-    bool *used;
-} VarUse;
-
-static void mark_vars(IrNode **p, void *env)
-{
-    VarUse *u = env;
-    if ((*p)->kind == IR_VAR) u->used[(*p)->u.var.var->id] = true;
-    ir_each_child(*p, mark_vars, env);
-}
-
-static void mark_stmt_vars(IrNode *s, void *env)
-{
-    ir_each_child(s, mark_vars, env);
-    VarUse *u = env;
-    if (s->kind == IR_ASSIGN) u->used[s->u.assign.var->id] = true;
-    if (s->kind == IR_FOR_RANGE) u->used[s->u.for_range.var->id] = true;
-}
-
-void cg_outline_begin(Cg *cg, CgOutline *o, IrNode **exprs, int nexprs, IrBlock *block)
+void cg_outline_begin(Cg *cg, CgOutline *o, const IrRegion *region)
 {
     IrFunc *f = cg->f;
-    /* the variables the loop's code mentions: their current values travel in env */
-    bool *used = rt_arena_alloc(f->arena, (size_t)f->nvars + 1);
-    VarUse u = {used};
-    for (int i = 0; i < nexprs; i++)
-        if (exprs[i]) mark_vars(&exprs[i], &u);
-    if (block) ir_each_stmt(block, mark_stmt_vars, &u);
+    /* the variables the region's element code uses (ir/parallel_regions.c): their current values travel in env */
     o->var_cap = rt_arena_alloc(f->arena, sizeof(int) * (size_t)(f->nvars + 1));
-    for (int v = 0; v < f->nvars; v++) {
-        o->var_cap[v] = -1;
-        if (used[v] && f->vars[v]->type)
-            o->var_cap[v] = cg_capture(o, LLVMBuildLoad2(cg->b, cg_type(cg, f->vars[v]->type), cg->var_slots[v], ""));
+    for (int v = 0; v < f->nvars; v++) o->var_cap[v] = -1;
+    for (int i = 0; region && i < region->nuses; i++) {
+        const IrVar *v = region->uses[i];
+        if (v->type)
+            o->var_cap[v->id] = cg_capture(o, LLVMBuildLoad2(cg->b, cg_type(cg, v->type), cg->var_slots[v->id], ""));
     }
     o->tys = rt_arena_alloc(f->arena, sizeof *o->tys * (size_t)(o->n + 1));
     o->child_vals = rt_arena_alloc(f->arena, sizeof *o->child_vals * (size_t)(o->n + 1));

@@ -105,7 +105,7 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     cg_versioned(cg, plan, ok, s, cg_range_loop, &range);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, par);
-    cg_outline_begin(cg, &o, NULL, 0, body);
+    cg_outline_begin(cg, &o, s->region);
     for (int i = 0; i < parts.nred; i++)
         LLVMBuildStore(cg->b, cg_red_identity(cg, parts.reds[i].op, parts.reds[i].var->type->dtype), cg->var_slots[parts.reds[i].var->id]);
     ChunkLoop chunk = {&o, cs, cst};

@@ -23,8 +23,7 @@ static LLVMValueRef partials_on_team(Cg *cg, CgMap *m, IrDtype dt, LLVMValueRef 
     cg_map_capture(&o, m, &c);
     int cpart = cg_capture(&o, partials), clo = lo ? cg_capture(&o, lo) : -1, chi = hi ? cg_capture(&o, hi) : -1;
     LLVMValueRef rows = m->dims[0];
-    IrNode *exprs[1] = {m->map->u.map.body};
-    cg_outline_begin(cg, &o, exprs, 1, NULL);
+    cg_outline_begin(cg, &o, m->region);
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
     mine.acc = cg_alloca(cg, et, "acc");
@@ -156,8 +155,7 @@ static void special_partials_on_team(Cg *cg, CgMap *m, Partials *p, LLVMValueRef
     int cv = cg_capture(&o, p->values), cf = cg_capture(&o, p->flags), ci = is_arg ? cg_capture(&o, p->idx) : -1;
     int clo = p->lo ? cg_capture(&o, p->lo) : -1, chi = p->hi ? cg_capture(&o, p->hi) : -1;
     LLVMValueRef rows = m->dims[0];
-    IrNode *exprs[2] = {m->map->u.map.body, is_arg ? NULL : m->combine->body};
-    cg_outline_begin(cg, &o, exprs, 2, NULL);
+    cg_outline_begin(cg, &o, m->region);
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
     mine.acc = cg_alloca(cg, vt, "acc");
@@ -290,8 +288,7 @@ static void over_recorded_chunks(Cg *cg, CgMap *m, Partials *p, LLVMValueRef wor
     int ccarry = cg_capture(&o, p->carry), chave = func ? cg_capture(&o, p->carry_have) : -1;
     int clo = cg_capture(&o, p->lo), chi = cg_capture(&o, p->hi);
     LLVMValueRef nchunks = p->nchunks;
-    IrNode *exprs[2] = {func ? m->map->u.map.body : NULL, func ? m->combine->body : NULL};
-    cg_outline_begin(cg, &o, exprs, 2, NULL);
+    cg_outline_begin(cg, &o, m->region);
     CgMap mine = *m;
     cg_map_restore(&o, &mine, &c);
     if (func) {
