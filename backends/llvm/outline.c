@@ -3,7 +3,8 @@
  * The outlined "chunk" function is  i32 chunk(ptr ctx, ptr env, i64 lo, i64 hi, i32 tid): it runs iterations
  * [lo, hi) of the loop as thread tid, with that thread's RtCtx. Everything the loop needs from the enclosing
  * function travels in env, a struct the enclosing function fills: values it computed (arrays, shapes, the
- * partial-result buffer) and the current values of the variables the loop's code reads, which the chunk copies
+ * partial-result buffer) and the current values of the variables the loop's code uses (its region's uses, as
+ * ir/parallel_regions.c recorded them), which the chunk copies
  * into variables of its own (so each thread has private parameters and temporaries, and mem2reg sees plain
  * locals). Loops never write the enclosing function's variables, except through the reductions their callers
  * combine explicitly.
