@@ -164,6 +164,20 @@ static bool read_names(const char *module, RtNames *names, LkDiag *diag)
     return true;
 }
 
+/* Code already in the JIT (reused, or loaded from bytes) as a BeCompiled: its entry and its module's names. */
+static BeCompiled *installed(BeEntry entry, const char *module, double t0, LkDiag *diag)
+{
+    BeCompiled *out = calloc(1, sizeof *out);
+    out->entry = entry;
+    if (!read_names(module, &out->names, diag)) {
+        rt_names_free(&out->names);
+        free(out);
+        return NULL;
+    }
+    out->compile_ms = now_ms() - t0;
+    return out;
+}
+
 /* What save() writes and load() reads: this header, the entry's symbol, then the object file. */
 #define SAVED_MAGIC "lorikeet llvm object 1\n"
 
@@ -215,15 +229,7 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
         /* the same compilation made earlier in this process (another dispatcher of the same function) */
         void *done = cg_jit_find(entry, NULL);
         if (done) {
-            BeCompiled *out = calloc(1, sizeof *out);
-            out->entry = (BeEntry)done;
-            if (!read_names(opts->module, &out->names, diag)) {
-                rt_names_free(&out->names);
-                free(out);
-                return NULL;
-            }
-            out->compile_ms = now_ms() - t0;
-            return out;
+            return installed((BeEntry)done, opts->module, t0, diag);
         }
     }
 
@@ -321,15 +327,7 @@ static BeCompiled *llvm_load(const void *bytes, size_t size, const BeOptions *op
         LLVMCreateMemoryBufferWithMemoryRangeCopy(obj_start, size - (size_t)(obj_start - p), opts->module);
     BeEntry fn = install(entry, obj, diag);
     if (!fn) return NULL;
-    BeCompiled *out = calloc(1, sizeof *out);
-    out->entry = fn;
-    if (!read_names(opts->module, &out->names, diag)) {
-        rt_names_free(&out->names);
-        free(out);
-        return NULL;
-    }
-    out->compile_ms = now_ms() - t0;
-    return out;
+    return installed(fn, opts->module, t0, diag);
 }
 
 /* The llvm backends' share of a compilation's key. The target is the JIT's own target machine (its CPU and
