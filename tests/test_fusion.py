@@ -13,17 +13,10 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import J
 
 RNG = np.random.default_rng(11)
 
-_jitted = {}
-
-
-def J(fn):
-    d = _jitted.get(fn)
-    if d is None:
-        d = _jitted[fn] = lk.jit(fn)
-    return d
 
 
 def allocations(fn, *args):

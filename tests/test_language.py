@@ -7,18 +7,10 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import J as jitted
 
 # ---------------------------------------------------------------- helpers (kept local: only test_*.py files are ours)
 
-_jitted = {}
-
-
-def jitted(f):
-    """One dispatcher per Python function, so that several signatures share it (as user code would)."""
-    d = _jitted.get(f)
-    if d is None:
-        d = _jitted[f] = lk.jit(f)
-    return d
 
 
 def clone(a):

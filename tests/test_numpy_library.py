@@ -9,18 +9,11 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import J
 
 RNG = np.random.default_rng(3)
 F64, F32, I64, I32 = np.float64, np.float32, np.int64, np.int32
 
-_jitted = {}
-
-
-def J(fn):
-    d = _jitted.get(fn)
-    if d is None:
-        d = _jitted[fn] = lk.jit(fn)
-    return d
 
 
 def rand(shape, dtype=F64, lo=-5.0, hi=5.0):

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import J
 
 RNG = np.random.default_rng(20261122)
 INT_DTYPES = [np.int64, np.int32]
@@ -33,15 +34,6 @@ def rand(shape, dtype, lo=-5, hi=5):
     return RNG.integers(lo, hi, shape).astype(dtype)
 
 
-_jitted = {}
-
-
-def J(fn):
-    """One dispatcher per Python function, so that signatures compiled once are reused across tests."""
-    d = _jitted.get(fn)
-    if d is None:
-        d = _jitted[fn] = lk.jit(fn)
-    return d
 
 
 def check(got, expected, rtol=None):
