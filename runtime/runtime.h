@@ -60,7 +60,7 @@ void rt_out_of_memory(size_t n); /* the compiler's allocation of n bytes failed:
 
 typedef struct RtBuffer {
     uint32_t magic;
-    uint32_t pad;
+    uint32_t flags;        /* RT_BUFFER_DEVICE: data is a device address (gpu) */
     struct RtBuffer *next; /* the owning call's list; NULL once detached */
     void *data;            /* 64-byte aligned */
     int64_t nbytes;
@@ -185,6 +185,92 @@ void rt_set_num_threads(int n);
 void rt_set_parallel_threshold(int64_t work);
 int64_t rt_get_parallel_threshold(void);
 const char *rt_parallel_unavailable(void); /* NULL, or why loops run on one thread */
+
+/* ---- the gpu (gpu_driver.c, gpu_memory.c, nvrtc.c): the CUDA driver API and NVRTC, loaded with dlopen ----
+ * Nothing here links against CUDA: libcuda.so.1 and libnvrtc.so.13 (or .12) are opened on first use, never at
+ * import, so lorikeet builds, imports and runs cpu and openmp where there is no CUDA at all. The driver is
+ * initialised (cuInit, the primary context of device 0) on the first call that needs it; a process that forks
+ * after that refuses gpu work in the child (CUDA does not survive fork).
+ * Streams: one non-blocking stream per host thread; every copy and launch of a thread goes on its stream, in
+ * order, so a thread never waits for another's work. Device memory comes from the driver's stream-ordered pool
+ * (cuMemAllocAsync / cuMemFreeAsync, release threshold raised so that freed blocks are reused).
+ * Errors: every failure is a diagnostic naming the driver call and CUDA's error name and text; a sticky error
+ * (an illegal address, a launch failure) marks the device lost, and every later gpu call says so at once. */
+
+/* NULL when gpu calls can run in this process; else why not, one sentence naming which it is: no CUDA driver
+ * (libcuda.so.1 not found), no CUDA device, a driver too old for this NVRTC, no NVRTC, CUDA initialised before
+ * fork(), the device lost after an error. Initialises the driver the first time. */
+const char *rt_gpu_unavailable(void);
+/* NULL when NVRTC can be loaded (it needs no GPU: CUDA C can be compiled on any machine); else why not. */
+const char *rt_nvrtc_unavailable(void);
+int rt_nvrtc_version(void); /* major * 1000 + minor * 10 (13000), 0 when unavailable */
+
+typedef struct RtGpuInfo {
+    int cc;              /* compute capability, major * 10 + minor: 90 for an H100 */
+    int sms;             /* multiprocessors */
+    int driver_version;  /* cuDriverGetVersion's: 13000 */
+    int64_t total_mem;
+    char name[128];
+} RtGpuInfo;
+int rt_gpu_info(RtGpuInfo *info); /* 0, or -1 when rt_gpu_unavailable() */
+
+/* CUDA C to device code for compute capability cc (90): a cubin for sm_<cc> when this NVRTC can make one, else
+ * PTX for the newest architecture it knows that the device can run (the driver compiles it). Options: C++17,
+ * --fmad=true, no flush-to-zero; fastmath adds --use_fast_math. Returns the malloc'd image (*size bytes,
+ * *is_ptx says which), or NULL with diag set (LK_ERR_INTERNAL: NVRTC's log in the message, as much as fits;
+ * the whole log in *log when log is not NULL, malloc'd). Needs no GPU. */
+void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, size_t *size, int *is_ptx,
+                       char **log, LkDiag *diag);
+
+/* A module of kernels loaded on the device: never unloaded (as compiled host code is not). */
+typedef struct RtGpuModule RtGpuModule;
+RtGpuModule *rt_gpu_module_load(const void *image, size_t size, int is_ptx, const char *const *kernels, int nkernels,
+                                LkDiag *diag);
+
+/* How a kernel is launched (backends/gpu/kernel_abi.h says what each kind of kernel does with its grid). */
+typedef enum {
+    RT_LAUNCH_ELEMENTS, /* work items [0, n) spread over the grid, any grid: one per thread where they fit */
+    RT_LAUNCH_REDUCE,   /* the same, and the blocks combine partial results in the scratch: at most
+                         * RT_GPU_MAX_REDUCE_BLOCKS blocks, and at least one even when n is 0 */
+} RtLaunchKind;
+#define RT_GPU_BLOCK 256              /* threads of a block, for every kernel */
+#define RT_GPU_MAX_REDUCE_BLOCKS 1024
+#define RT_GPU_SCRATCH_BYTES (64 << 10) /* the scratch every launch gets: see kernel_abi.h for its layout */
+
+/* Launches kernel k of m on this thread's stream with the parameter block slots[0 .. nslots) (one struct of
+ * int64 passed by value), after filling in slots[0] (the device error record) and slots[1] (the scratch), over
+ * n work items. Does not wait for the kernel. Returns 0, or non-zero with ctx->err set (a failed launch). */
+int rt_gpu_launch(RtCtx *ctx, RtGpuModule *m, int k, int64_t *slots, int nslots, int64_t n, RtLaunchKind kind);
+/* Waits for this thread's stream, then reports the first error its kernels raised since the last wait (the
+ * device error record, copied into ctx->err and cleared): 0, or non-zero with ctx->err set. */
+int rt_gpu_sync(RtCtx *ctx);
+/* The 8-byte result a reduce kernel left in the scratch (kernel_abi.h), after rt_gpu_sync: 0 or an error. */
+int rt_gpu_result(RtCtx *ctx, int64_t *out);
+
+/* Device memory for compiled code, as rt_buffer_alloc gives host memory: an RtBuffer of the call whose data is
+ * a device address (flags RT_BUFFER_DEVICE), freed (stream-ordered) with the call's other buffers. NULL with
+ * ctx->err set (RT_ERR_MEMORY, the size) when the device cannot hold it, after the pool was trimmed. */
+#define RT_BUFFER_DEVICE 1u
+RtBuffer *rt_gpu_buffer_alloc(RtCtx *ctx, int64_t nbytes);
+/* Device memory outside any call (lk.DeviceArray's, the staging of arguments): a device address, or 0 with diag
+ * set (LK_ERR_MEMORY, the size, what the pool holds and what the device has free). */
+uint64_t rt_gpu_malloc(int64_t nbytes, LkDiag *diag);
+void rt_gpu_free(uint64_t dptr);
+/* Copies on this thread's stream that return when done: 0, or -1 with diag set. Counted in rt_gpu_stats. */
+int rt_gpu_copy_to_device(uint64_t dst, const void *src, int64_t nbytes, LkDiag *diag);
+int rt_gpu_copy_to_host(void *dst, uint64_t src, int64_t nbytes, LkDiag *diag);
+int rt_gpu_copy_on_device(uint64_t dst, uint64_t src, int64_t nbytes, LkDiag *diag);
+/* One element read or written by host code (a scalar access outside every kernel): size bytes, 0 or non-zero
+ * with ctx->err set. Correct, and slow: a round trip each. */
+int rt_gpu_read_elem(RtCtx *ctx, const void *dptr, void *dst, int64_t size);
+int rt_gpu_write_elem(RtCtx *ctx, void *dptr, const void *src, int64_t size);
+
+typedef struct RtGpuStats {
+    int64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes, d2d_copies;
+    int64_t allocations, frees, live_bytes; /* device memory */
+    int64_t launches, compiles, modules;
+} RtGpuStats;
+RtGpuStats rt_gpu_stats(void);
 
 /* Every runtime entry point that compiled code may call, by name, for the JIT's symbol table. */
 typedef struct RtSymbol {

@@ -1,0 +1,109 @@
+/* kernel_abi.c: where each value a region's kernel takes sits in its parameter block (kernel_abi.h). The host
+ * code that fills the block and the CUDA C that reads it both ask here, so they cannot disagree. */
+#include <string.h>
+#include "kernel_abi.h"
+
+static bool refuse(LkDiag *diag, const IrNode *n, const char *file, const char *what)
+{
+    lk_diag_set(diag, LK_ERR_COMPILE, file, n->pos.line, n->pos.col, "the gpu backend cannot run %s yet", what);
+    return false;
+}
+
+/* The kind of kernel a region is, or false (refused) for a form the host code never leaves in a region. */
+static bool kernel_kind(const IrNode *n, GpuKernelKind *kind, const char *file, LkDiag *diag)
+{
+    switch (n->kind) {
+    case IR_MAP:
+        if (!n->u.map.out) return refuse(diag, n, file, "a map without an output array");
+        *kind = GPU_K_MAP;
+        return true;
+    case IR_IMAP:
+        if (!n->u.imap.out) return refuse(diag, n, file, "an index map without an output array");
+        *kind = GPU_K_IMAP;
+        return true;
+    case IR_REDUCE:
+        if (n->u.reduce.input->kind != IR_MAP) return refuse(diag, n, file, "a reduction whose input is not a map");
+        if (n->u.reduce.axis < 0) {
+            *kind = GPU_K_REDUCE_ALL;
+            return true;
+        }
+        if (!n->u.reduce.out) return refuse(diag, n, file, "an axis reduction without an output array");
+        *kind = GPU_K_REDUCE_AXIS;
+        return true;
+    case IR_SCAN:
+        if (n->u.scan.input->kind != IR_MAP) return refuse(diag, n, file, "a scan whose input is not a map");
+        if (!n->u.scan.out) return refuse(diag, n, file, "a scan without an output array");
+        *kind = GPU_K_SCAN;
+        return true;
+    case IR_FOR_RANGE:
+        if (n->u.for_range.nreds > GPU_RESULTS) return refuse(diag, n, file, "an lk.prange loop with more than 64 reductions");
+        *kind = GPU_K_PRANGE;
+        return true;
+    case IR_CALL:
+        if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_MATMUL && n->u.call.out) {
+            *kind = GPU_K_MATMUL;
+            return true;
+        }
+        return refuse(diag, n, file, "this call as a parallel region");
+    default:
+        return refuse(diag, n, file, "this node as a parallel region");
+    }
+}
+
+bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *L, const char *file, LkDiag *diag)
+{
+    memset(L, 0, sizeof *L);
+    L->node = node;
+    L->n = L->dims = L->flat_ok = L->out = L->start = L->step = -1;
+    L->arg[0] = L->arg[1] = L->arg[2] = -1;
+    if (!node->region) return refuse(diag, node, file, "a node that is not a parallel region");
+    if (!kernel_kind(node, &L->kind, file, diag)) return false;
+    int s = 2; /* error record, scratch */
+    L->n = s++;
+    const IrType *out_type = NULL;
+    switch (L->kind) {
+    case GPU_K_MAP: L->map = node; out_type = node->type; L->ndim = node->type->ndim; break;
+    case GPU_K_IMAP: out_type = node->type; L->ndim = node->u.imap.ndim; break;
+    case GPU_K_REDUCE_ALL: L->map = node->u.reduce.input; L->ndim = L->map->type->ndim; break;
+    case GPU_K_REDUCE_AXIS:
+        L->map = node->u.reduce.input;
+        L->ndim = L->map->type->ndim;
+        out_type = node->u.reduce.out->type;
+        break;
+    case GPU_K_SCAN: L->map = node->u.scan.input; L->ndim = L->map->type->ndim; out_type = node->u.scan.out->type; break;
+    case GPU_K_PRANGE: L->start = s++; L->step = s++; break;
+    case GPU_K_MATMUL:
+        for (int i = 0; i < 3; i++) {
+            const IrNode *v = i < 2 ? node->u.call.args[i] : node->u.call.out;
+            L->arg[i] = s;
+            s += ir_abi_slots(v->type);
+        }
+        break;
+    }
+    if (L->kind != GPU_K_PRANGE && L->kind != GPU_K_MATMUL) {
+        L->dims = s;
+        s += L->ndim;
+    }
+    if (L->kind == GPU_K_MAP || L->kind == GPU_K_REDUCE_ALL) L->flat_ok = s++;
+    if (L->map) {
+        L->ninputs = L->map->u.map.ninputs;
+        for (int i = 0; i < L->ninputs; i++) {
+            const IrType *t = L->map->u.map.inputs[i]->type;
+            L->input[i] = s;
+            s += t->kind == IR_TY_ARRAY ? 1 + t->ndim : 1;
+        }
+    }
+    if (out_type) {
+        L->out = s;
+        s += 1 + out_type->ndim;
+    }
+    const IrRegion *r = node->region;
+    L->nuses = r->nuses;
+    L->use = rt_arena_alloc(arena, sizeof(int) * (size_t)(r->nuses + 1));
+    for (int j = 0; j < r->nuses; j++) {
+        L->use[j] = s;
+        s += ir_abi_slots(r->uses[j]->type);
+    }
+    L->nslots = s;
+    return true;
+}

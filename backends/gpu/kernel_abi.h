@@ -1,0 +1,89 @@
+/* kernel_abi.h: the contract between the host code of a gpu compilation (emitted by backends/llvm in its gpu
+ * mode) and the CUDA C kernels backends/gpu emits for it. Internal to backends/ (as cg.h is to backends/llvm).
+ *
+ * Every outermost parallel region of a function (ir/parallel_regions.c: a map, imap, reduce, scan, lk.prange
+ * loop or matrix product that no other region's per-element code holds) becomes one kernel. The host evaluates
+ * everything the region takes from the code around it exactly as the cpu backend does (a map's inputs and out,
+ * an imap's dims, a loop's bounds, a product's arguments: in the order ir.h states, with the same checks and
+ * errors, raised on the host), then launches the kernel, which runs the per-element code. Nested regions and
+ * loops inside it run sequentially in each thread.
+ *
+ * A kernel is
+ *     extern "C" __global__ void __launch_bounds__(RT_GPU_BLOCK) lk_k<index>(struct { long long s[nslots]; } p)
+ * taking one parameter block of int64 slots by value, laid out by gpu_kernel_layout() below, the same function
+ * on both sides. Slots hold values in the encoding of ir_abi_slots (ir.h): an integer or bool widened to int64,
+ * a float as the bits of a double (float32 widened), an array as data, base, shape[n], strides[n] (bytes), a
+ * tuple as its elements' slots in order. Device arrays hold device addresses in data.
+ *
+ * Slots 0 and 1 are the runtime's (rt_gpu_launch fills them in):
+ *   s[0]  the device error record: an RtError (runtime.h) followed by an unsigned 64-bit `order` (offset 40,
+ *         ULLONG_MAX while no work item failed) and a 32-bit lock (offset 48, 0). A work item that raises
+ *         writes the record so that the lowest failing work item's error is the one left (atomicMin on order,
+ *         then the fields under the lock if order is still its own), and stops; the host reads the record at the
+ *         next rt_gpu_sync. So the error does not depend on the grid, as ir.h asks of every backend.
+ *   s[1]  the scratch (RT_GPU_SCRATCH_BYTES): a uint32 ticket at offset 0 (zero before a launch; a kernel that
+ *         uses it leaves it zero), results at offset 16 (8-byte slots in the encoding above: GPU_RESULTS of
+ *         them), per-block partial results from offset GPU_PARTIALS_OFFSET.
+ * Then, by kind:
+ *   s[n]           the number of work items (rt_gpu_launch spreads [0, n) over the grid);
+ *   s[dims + d]    the iteration space, d < ndim;
+ *   s[flat_ok]     MAP, REDUCE_ALL: 1 when the inputs and (MAP) out all have the space's shape and C layout,
+ *                  so that element k of the space is element k of each (a flat index serves all);
+ *   s[input[i]]    MAP, REDUCE_*, SCAN: the i-th input of the map computed (the region itself for MAP, the
+ *                  input of a reduce or scan): an array input is its data address, then its strides over the
+ *                  space's last nd axes (nd its ndim; 0 on a broadcast axis); a scalar input is its value;
+ *   s[out]         MAP, IMAP, REDUCE_AXIS, SCAN: the array filled, data address then its strides (its ndim);
+ *   s[start], s[step]  PRANGE: the loop's first value and step (n is its trip count, already checked);
+ *   s[arg[i]]      MATMUL: its arguments a, b and out, each an array value (data, base, shape, strides);
+ *   s[use[j]]      the region's uses (IrRegion.uses, in order): each variable's value before the region (the
+ *                  per-element code takes its own copy of each: variables it assigns are private to a work item).
+ * Work items: MAP, REDUCE_ALL: the elements of the space; IMAP: its index tuples in C order; REDUCE_AXIS: the
+ * elements of out (each reduces one line of the space along the axis, in order); SCAN: the lines of out along
+ * its axis (one for axis -1: the space flattened); PRANGE: the iterations; MATMUL: the elements of out.
+ * Launch kinds: REDUCE_ALL and a PRANGE with reductions launch as RT_LAUNCH_REDUCE: each block reduces its work
+ * items in order, writes its partial at GPU_PARTIALS_OFFSET + block * 16, and the last block to take a ticket
+ * combines the partials in block order into the results (REDUCE_ALL: one; PRANGE: one per reduction, in
+ * for_range.reds order; argmin/argmax: the index), then zeroes the ticket. An empty REDUCE_ALL still launches
+ * one block: it writes the identity, or raises the empty-reduction ValueError. The rest launch as
+ * RT_LAUNCH_ELEMENTS. */
+#ifndef LK_GPU_KERNEL_ABI_H
+#define LK_GPU_KERNEL_ABI_H
+
+#include "../../ir/ir.h"
+
+#define GPU_RESULTS 64                /* result slots in the scratch (a prange with more reductions is refused) */
+#define GPU_RESULTS_OFFSET 16
+#define GPU_PARTIALS_OFFSET 1024      /* 16 bytes a block: a value and, for argmin/argmax, its index */
+#define GPU_ERROR_ORDER_OFFSET 40
+#define GPU_ERROR_LOCK_OFFSET 48
+#define GPU_ERROR_RECORD_BYTES 64
+
+typedef enum {
+    GPU_K_MAP,         /* an IR_MAP (with out, after ir_explicit_alloc) */
+    GPU_K_IMAP,        /* an IR_IMAP with out */
+    GPU_K_REDUCE_ALL,  /* an IR_REDUCE with axis -1: a scalar result */
+    GPU_K_REDUCE_AXIS, /* an IR_REDUCE along an axis, with out */
+    GPU_K_SCAN,        /* an IR_SCAN with out */
+    GPU_K_PRANGE,      /* a parallel IR_FOR_RANGE */
+    GPU_K_MATMUL,      /* the matmul intrinsic, with out */
+} GpuKernelKind;
+
+typedef struct GpuKernelLayout {
+    GpuKernelKind kind;
+    const IrNode *node;   /* the region */
+    const IrNode *map;    /* MAP: node; REDUCE_*, SCAN: the input map; else NULL */
+    int ndim;             /* of the iteration space (MAP, IMAP, REDUCE_*, SCAN) */
+    int nslots;
+    int n, dims, flat_ok, out, start, step; /* slot offsets, -1 where the kind has none */
+    int input[IR_MAX_MAP_INPUTS];
+    int ninputs;
+    int arg[3];
+    int *use;             /* by index into node->region->uses */
+    int nuses;
+} GpuKernelLayout;
+
+/* The layout of region node's kernel (node->region set), allocated in arena; false with diag set when the node
+ * is one the gpu backend cannot run yet (the message says what, naming the node's line). */
+bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *out, const char *file, LkDiag *diag);
+
+#endif
