@@ -244,8 +244,9 @@ int rt_gpu_launch(RtCtx *ctx, RtGpuModule *m, int k, int64_t *slots, int nslots,
 /* Waits for this thread's stream, then reports the first error its kernels raised since the last wait (the
  * device error record, copied into ctx->err and cleared): 0, or non-zero with ctx->err set. */
 int rt_gpu_sync(RtCtx *ctx);
-/* The 8-byte result a reduce kernel left in the scratch (kernel_abi.h), after rt_gpu_sync: 0 or an error. */
-int rt_gpu_result(RtCtx *ctx, int64_t *out);
+/* The first n 8-byte results that a reduce kernel left in the scratch (kernel_abi.h), after rt_gpu_sync: 0, or
+ * non-zero with ctx->err set. */
+int rt_gpu_results(RtCtx *ctx, int64_t *out, int n);
 
 /* Device memory for compiled code, as rt_buffer_alloc gives host memory: an RtBuffer of the call whose data is
  * a device address (flags RT_BUFFER_DEVICE), freed (stream-ordered) with the call's other buffers. NULL with
