@@ -6,7 +6,7 @@
  * The code reports an error by filling in the RtError record at the start of ctx (runtime.h) with stores, never
  * by calling the host; strings it names are indices into BeCompiled.names, which compile() and load() fill.
  *
- * cpu (LLVM, one core) and openmp are built; gpu will implement the same struct. A backend never sees Python.
+ * cpu (LLVM, one core), openmp and gpu (backends/gpu: CUDA C kernels, host code from the llvm backend) implement it. A backend never sees Python.
  * A compilation is content-addressed: key_extras, save and load are the seam of the code cache.
  */
 #ifndef LK_BACKEND_H
@@ -34,6 +34,8 @@ typedef struct BeCompiled {
     double compile_ms;  /* time spent in the backend */
     void *object;       /* keep_object: the backend's malloc'd compiled code (an object file for llvm), else NULL */
     size_t object_size;
+    bool device_data;   /* gpu: the entry takes and returns arrays in device memory (the shim moves NumPy's) */
+    bool writes_args;   /* device_data: the code may write its array arguments (copied back to NumPy's) */
 } BeCompiled;
 
 /* A backend never writes into the IrFunc it compiles: the IR's hash is the key of the code made from it. */

@@ -2,16 +2,13 @@
 #include <string.h>
 #include "backend.h"
 
-extern const BeBackend be_llvm_cpu, be_llvm_openmp;
+extern const BeBackend be_llvm_cpu, be_llvm_openmp, be_gpu;
 
 const BeBackend *be_find(const char *name, LkDiag *diag)
 {
     if (strcmp(name, "cpu") == 0) return &be_llvm_cpu;
     if (strcmp(name, "openmp") == 0) return &be_llvm_openmp;
-    if (strcmp(name, "gpu") == 0) {
-        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "the '%s' backend is not built yet (cpu and openmp are)", name);
-        return NULL;
-    }
+    if (strcmp(name, "gpu") == 0) return &be_gpu;
     lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "unknown backend '%s' (known: cpu, openmp, gpu)", name);
     return NULL;
 }

@@ -189,6 +189,8 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     s->typed_ir = typed_text;
     s->llvm_ir = code->ir_text;
     s->compile_ms = code->compile_ms;
+    s->device_data = code->device_data;
+    s->writes_args = code->writes_args;
     ir_hash_hex(ir_hash, s->ir_hash);
     free(code->object);
     free(code);

@@ -44,6 +44,10 @@ static PyObject *invoke(LkSpec *s, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
+    if (s->device_data) {
+        result = lk_invoke_device(s, args, slots, ret); /* gpu_call.c */
+        goto done;
+    }
     int nslot = 0, narrays = 0, nowners = 0;
     for (int i = 0; i < s->nargs; i++) lk_unbox_arg(PyTuple_GET_ITEM(args, i), s->arg_types[i], slots, &nslot, arrays, &narrays);
     if (PyErr_Occurred()) goto done;

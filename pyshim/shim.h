@@ -40,6 +40,8 @@ typedef struct LkSpec {
     char *llvm_ir;     /* optimised LLVM IR, kept only when asked for */
     double compile_ms;
     char ir_hash[2 * IR_HASH_BYTES + 1]; /* the typed IR's canonical hash, in hex */
+    bool device_data;  /* BeCompiled.device_data: arrays travel to the device and back (gpu_call.c) */
+    bool writes_args;
 } LkSpec;
 
 #define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
@@ -85,6 +87,9 @@ void lk_unbox_arg(PyObject *arg, const IrType *t, int64_t *slots, int *nslot, Py
 /* The Python value of a result; takes the buffers it returns out of ctx. NULL with an exception on failure. */
 PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx *ctx, PyObject **arrays,
                         PyObject **owners, int *nowners);
+
+/* gpu_call.c: the call of code whose arrays are in device memory (slots and ret: room for the spec's slots) */
+PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *ret);
 
 /* compile.c */
 LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io);

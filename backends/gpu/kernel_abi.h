@@ -49,7 +49,7 @@
 #ifndef LK_GPU_KERNEL_ABI_H
 #define LK_GPU_KERNEL_ABI_H
 
-#include "../../ir/ir.h"
+#include "../backend.h"
 
 #define GPU_RESULTS 64                /* result slots in the scratch (a prange with more reductions is refused) */
 #define GPU_RESULTS_OFFSET 16
@@ -85,5 +85,29 @@ typedef struct GpuKernelLayout {
 /* The layout of region node's kernel (node->region set), allocated in arena; false with diag set when the node
  * is one the gpu backend cannot run yet (the message says what, naming the node's line). */
 bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *out, const char *file, LkDiag *diag);
+
+/* ---- the CUDA C emitter (cuda_*.c) ---- */
+/* The kernels of a compilation: every region of root and of the functions it calls, in a fixed order, each
+ * with its layout (kernel i is lk_k<i>); false with diag set when one cannot run on the gpu yet. */
+bool gpu_collect_kernels(IrFunc *root, RtArena *a, GpuKernelLayout **kernels, int *n, LkDiag *diag);
+/* The CUDA C of those kernels, one translation unit (malloc'd), its error records naming strings of names;
+ * NULL with diag set. */
+char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *kernels, int n, bool fastmath, RtNames *names, LkDiag *diag);
+
+/* ---- the host side (backends/llvm's gpu mode, llvm_backend.c and gpu_launch.c) ---- */
+typedef struct GpuHost {
+    const GpuKernelLayout *kernels; /* kernel i is kernels[i], named lk_k<i> in the module */
+    int nkernels;
+    const RtNames *names;           /* the strings the kernels' error records name: the host code's table
+                                     * starts with them, in order, so an index means the same on both sides */
+} GpuHost;
+/* The host code of a gpu compilation: f compiled as for the cpu, except that array memory is the device's and
+ * every region of host->kernels is launched instead of run. The code reads the loaded RtGpuModule from a
+ * global of its own, whose address *module_slot receives: set it before the entry first runs. NULL with diag
+ * set on failure. */
+BeCompiled *be_llvm_compile_gpu_host(IrFunc *f, const BeOptions *opts, const GpuHost *host, void ***module_slot,
+                                     LkDiag *diag);
+/* What besides the IR changes the host code: as the cpu backend's key_extras. */
+char *be_llvm_cpu_key_extras(const BeOptions *opts, LkDiag *diag);
 
 #endif

@@ -14,6 +14,7 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/TargetMachine.h>
 #include "../backend.h"
+#include "../gpu/kernel_abi.h"
 
 #define CG_MAX_LOOPS 64
 #define CG_MAX_VARIANTS 128
@@ -47,6 +48,9 @@ typedef struct Cg {
     const IrBoundsPlan *plans[CG_MAX_VERSIONS];
     bool plan_proven[CG_MAX_VERSIONS];
     int nplans;
+    /* the gpu backend's host code (gpu_launch.c): its kernels, and the global that holds their loaded module */
+    const GpuHost *gpu;
+    LLVMValueRef gpu_module;
     /* every emitted function, by IrFunc, for calls */
     IrFunc **funcs;
     LLVMValueRef *func_values;
@@ -229,6 +233,16 @@ int cg_vecmath_symbols(const CgTarget *target, RtSymbol *syms, int max);
  * f has none here (the caller emits the scalar call). */
 LLVMValueRef cg_vecmath_call(Cg *cg, IrMathFn f, LLVMTypeRef elem, LLVMValueRef *args);
 bool cg_vecmath_has(IrMathFn f);                 /* f has a vector variant here */
+/* gpu_launch.c: the host side of a gpu compilation (Cg.gpu): regions launched as their kernels, and element
+ * accesses of host code to device memory */
+LLVMValueRef cg_gpu_region(Cg *cg, const IrNode *n);
+void cg_gpu_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
+LLVMValueRef cg_gpu_load_elem(Cg *cg, IrDtype dt, LLVMValueRef p);
+void cg_gpu_store_elem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v);
+/* NumPy's rule for an output that overlaps an input (emit_array.c): such inputs are copied first */
+void cg_map_copy_overlaps(Cg *cg, CgMap *m, const IrType *ot);
+LLVMValueRef cg_trip_count(Cg *cg, const IrType *t, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step,
+                           LLVMValueRef *s64, LLVMValueRef *st64);
 /* prange.c: an lk.prange loop run by the team (openmp backend, outside other parallel loops) */
 void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
 

@@ -43,12 +43,17 @@ static LLVMValueRef byte_gep(Cg *cg, LLVMValueRef p, LLVMValueRef off)
 
 LLVMValueRef cg_load_elem(Cg *cg, IrDtype dt, LLVMValueRef p)
 {
+    if (cg->gpu) return cg_gpu_load_elem(cg, dt, p); /* host code reading device memory */
     LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
     return dt == IR_DT_BOOL ? LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(cg->i8, 0, 0), "") : v;
 }
 
 void cg_store_elem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v)
 {
+    if (cg->gpu) {
+        cg_gpu_store_elem(cg, dt, p, v);
+        return;
+    }
     if (dt == IR_DT_BOOL) v = LLVMBuildZExt(cg->b, v, cg->i8, "");
     LLVMBuildStore(cg->b, v, p);
 }
@@ -231,7 +236,8 @@ LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPo
     cg_raise_if(cg, overflow, RT_ERR_VALUE, pos, big_extra, 1);
     LLVMTypeRef params[2] = {cg->ptr, cg->i64};
     LLVMValueRef args[2] = {cg->rtctx, total};
-    LLVMValueRef buf = cg_call_rt(cg, "rt_buffer_alloc", cg->ptr, params, args, 2);
+    /* gpu: array memory is the device's (an RtBuffer on the host whose data is a device address) */
+    LLVMValueRef buf = cg_call_rt(cg, cg->gpu ? "rt_gpu_buffer_alloc" : "rt_buffer_alloc", cg->ptr, params, args, 2);
     LLVMBasicBlockRef ok = cg_new_bb(cg, "alloc_ok");
     LLVMBuildCondBr(cg->b, LLVMBuildIsNull(cg->b, buf, ""), cg->err_bb, ok);
     LLVMPositionBuilderAtEnd(cg->b, ok);
@@ -418,7 +424,7 @@ static void byte_range(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *
 /* NumPy semantics for a[1:] = a[:-1] and friends: an input that overlaps the output, other than by reading
  * each element exactly where it is written, is copied first, so the result is as if all reads came before all
  * writes. Checked at run time; the copy is made only when the memory really overlaps. */
-static void copy_overlapping_inputs(Cg *cg, CgMap *m, const IrType *ot)
+void cg_map_copy_overlaps(Cg *cg, CgMap *m, const IrType *ot)
 {
     LLVMValueRef olo, ohi;
     byte_range(cg, m->out, ot, &olo, &ohi);
@@ -592,7 +598,7 @@ LLVMValueRef cg_map(Cg *cg, const IrNode *n)
         LLVMValueRef dims[IR_MAX_DIMS];
         for (int d = 0; d < ot->ndim; d++) dims[d] = cg_array_dim(cg, m.out, d);
         if (!cg_map_prepare(cg, &m, n, dims, ot->ndim)) return LLVMGetUndef(cg_type(cg, ot));
-        if (!n->u.map.out_is_fresh) copy_overlapping_inputs(cg, &m, ot);
+        if (!n->u.map.out_is_fresh) cg_map_copy_overlaps(cg, &m, ot);
     } else {
         if (!cg_map_prepare(cg, &m, n, NULL, ot->ndim)) return LLVMGetUndef(cg_type(cg, ot));
         m.out = cg_new_array(cg, ot->dtype, ot->ndim, m.dims, n->pos);

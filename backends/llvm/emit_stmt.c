@@ -156,6 +156,7 @@ static LLVMValueRef cg_ifexp(Cg *cg, const IrNode *n)
 
 LLVMValueRef cg_expr(Cg *cg, const IrNode *n)
 {
+    if (cg->gpu && n->region) return cg_gpu_region(cg, n); /* launched, not run here: gpu_launch.c */
     switch (n->kind) {
     case IR_CONST: return cg_const(cg, n);
     case IR_VAR:
@@ -280,6 +281,10 @@ static void cg_for_range(Cg *cg, const IrNode *s)
     }
     if (cg_on_team(cg, s)) {
         cg_prange(cg, s, start, stop, step);
+        return;
+    }
+    if (cg->gpu && s->region) {
+        cg_gpu_prange(cg, s, start, stop, step);
         return;
     }
     const IrBoundsPlan *plan = cg_version_plan(cg, s);

@@ -219,7 +219,18 @@ static bool entry_name(char *buf, size_t n, const IrFunc *f, const BeOptions *op
     return true;
 }
 
-static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool parallel, LkDiag *diag)
+/* The global that holds a gpu compilation's loaded module (gpu_launch.c reads it before each launch). */
+static LLVMValueRef add_gpu_module_global(Cg *cg, const char *module)
+{
+    char sym[512];
+    snprintf(sym, sizeof sym, "%s.gpu_module", module);
+    LLVMValueRef g = LLVMAddGlobal(cg->mod, cg->ptr, sym);
+    LLVMSetInitializer(g, LLVMConstNull(cg->ptr));
+    return g;
+}
+
+/* gpu: the host code of a gpu compilation (NULL for cpu and openmp) */
+static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool parallel, const GpuHost *gpu, LkDiag *diag)
 {
     double t0 = now_ms();
     if (!cg_jit_init(diag)) return NULL;
@@ -235,8 +246,9 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
 
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
     RtNames names = {0};
+    for (int i = 0; gpu && i < gpu->names->n; i++) rt_names_index(&names, gpu->names->names[i]);
     Cg cg = {.ctx = LLVMOrcThreadSafeContextGetContext(tsc), .diag = diag, .opts = opts, .parallel = parallel,
-             .names = &names};
+             .names = &names, .gpu = gpu};
     LLVMContextSetDiagnosticHandler(cg.ctx, quiet_diagnostics, NULL);
     cg.mod = LLVMModuleCreateWithNameInContext(opts->module, cg.ctx);
     LLVMTargetMachineRef tm = cg_jit_target_machine();
@@ -248,6 +260,7 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
     LLVMDisposeTargetData(td);
     cg.b = LLVMCreateBuilderInContext(cg.ctx);
     init_types(&cg);
+    if (gpu) cg.gpu_module = add_gpu_module_global(&cg, opts->module);
 
     bool ok = cg_emit_module(&cg, f);
     LLVMDisposeBuilder(cg.b);
@@ -372,7 +385,7 @@ static char *openmp_key_extras(const BeOptions *opts, LkDiag *diag)
 
 static BeCompiled *cpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
 {
-    return compile_module(f, opts, false, diag);
+    return compile_module(f, opts, false, NULL, diag);
 }
 
 /* openmp: the same code, with the outermost data-parallel loops and prange loops run by the OpenMP team */
@@ -386,7 +399,7 @@ static bool openmp_available(LkDiag *why)
 
 static BeCompiled *openmp_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
 {
-    return compile_module(f, opts, true, diag);
+    return compile_module(f, opts, true, NULL, diag);
 }
 
 const BeBackend be_llvm_openmp = {
@@ -406,3 +419,26 @@ const BeBackend be_llvm_cpu = {
     .save = llvm_save,
     .load = llvm_load,
 };
+
+char *be_llvm_cpu_key_extras(const BeOptions *opts, LkDiag *diag)
+{
+    return key_extras("cpu", opts, diag);
+}
+
+BeCompiled *be_llvm_compile_gpu_host(IrFunc *f, const BeOptions *opts, const GpuHost *host, void ***module_slot,
+                                     LkDiag *diag)
+{
+    BeCompiled *code = compile_module(f, opts, false, host, diag);
+    if (!code) return NULL;
+    char sym[512];
+    snprintf(sym, sizeof sym, "%s.gpu_module", opts->module);
+    *module_slot = cg_jit_find(sym, diag);
+    if (!*module_slot) {
+        rt_names_free(&code->names);
+        free(code->ir_text);
+        free(code->object);
+        free(code);
+        return NULL;
+    }
+    return code;
+}

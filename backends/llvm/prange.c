@@ -63,6 +63,23 @@ static void combine_chunk(Cg *cg, LLVMValueRef *c, void *env)
     }
 }
 
+/* The number of iterations of range(start, stop, step) over a loop variable of type t (step already checked
+ * non-zero), with start and step widened to int64 in *s64 and *st64. */
+LLVMValueRef cg_trip_count(Cg *cg, const IrType *t, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step,
+                           LLVMValueRef *s64, LLVMValueRef *st64)
+{
+    bool sg = ir_dtype_is_signed(t->dtype);
+    *s64 = sg ? LLVMBuildSExtOrBitCast(cg->b, start, cg->i64, "") : LLVMBuildZExtOrBitCast(cg->b, start, cg->i64, "");
+    LLVMValueRef e64 = sg ? LLVMBuildSExtOrBitCast(cg->b, stop, cg->i64, "") : LLVMBuildZExtOrBitCast(cg->b, stop, cg->i64, "");
+    *st64 = sg ? LLVMBuildSExtOrBitCast(cg->b, step, cg->i64, "") : LLVMBuildZExtOrBitCast(cg->b, step, cg->i64, "");
+    LLVMValueRef one = cg_i64(cg, 1), zero = cg_i64(cg, 0);
+    LLVMValueRef up = LLVMBuildICmp(cg->b, LLVMIntSGT, *st64, zero, "");
+    LLVMValueRef span = LLVMBuildSelect(cg->b, up, LLVMBuildSub(cg->b, e64, *s64, ""), LLVMBuildSub(cg->b, *s64, e64, ""), "");
+    LLVMValueRef mag = LLVMBuildSelect(cg->b, up, *st64, LLVMBuildNeg(cg->b, *st64, ""), "");
+    LLVMValueRef cnt = LLVMBuildAdd(cg->b, LLVMBuildSDiv(cg->b, LLVMBuildSub(cg->b, span, one, ""), mag, ""), one, "");
+    return LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, LLVMIntSGT, span, zero, ""), cnt, zero, "");
+}
+
 /* for i in lk.prange(...): the iterations are split into chunks run by the team; each chunk has private
  * variables; the reduction variables start at their identity in each chunk and the chunks' partial results
  * are combined in chunk order after the loop; the loop variable ends at its last value, as after range. */
@@ -71,17 +88,8 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     IrFunc *f = cg->f;
     const IrType *t = s->u.for_range.var->type;
     IrBlock *body = (IrBlock *)&s->u.for_range.body;
-    /* trip count */
-    bool sg = ir_dtype_is_signed(t->dtype);
-    LLVMValueRef s64 = sg ? LLVMBuildSExtOrBitCast(cg->b, start, cg->i64, "") : LLVMBuildZExtOrBitCast(cg->b, start, cg->i64, "");
-    LLVMValueRef e64 = sg ? LLVMBuildSExtOrBitCast(cg->b, stop, cg->i64, "") : LLVMBuildZExtOrBitCast(cg->b, stop, cg->i64, "");
-    LLVMValueRef st64 = sg ? LLVMBuildSExtOrBitCast(cg->b, step, cg->i64, "") : LLVMBuildZExtOrBitCast(cg->b, step, cg->i64, "");
-    LLVMValueRef one = cg_i64(cg, 1), zero = cg_i64(cg, 0);
-    LLVMValueRef up = LLVMBuildICmp(cg->b, LLVMIntSGT, st64, zero, "");
-    LLVMValueRef span = LLVMBuildSelect(cg->b, up, LLVMBuildSub(cg->b, e64, s64, ""), LLVMBuildSub(cg->b, s64, e64, ""), "");
-    LLVMValueRef mag = LLVMBuildSelect(cg->b, up, st64, LLVMBuildNeg(cg->b, st64, ""), "");
-    LLVMValueRef cnt = LLVMBuildAdd(cg->b, LLVMBuildSDiv(cg->b, LLVMBuildSub(cg->b, span, one, ""), mag, ""), one, "");
-    LLVMValueRef n = LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, LLVMIntSGT, span, zero, ""), cnt, zero, "");
+    LLVMValueRef one = cg_i64(cg, 1), zero = cg_i64(cg, 0), s64, st64;
+    LLVMValueRef n = cg_trip_count(cg, t, start, stop, step, &s64, &st64);
     /* partial results: slot c holds chunk c's values of every reduction variable (one buffer, one capture) */
     ChunkPartials parts = {s->u.for_range.reds, s->u.for_range.nreds};
     LLVMTypeRef *fields = rt_arena_alloc(f->arena, sizeof(LLVMTypeRef) * (size_t)(parts.nred + 1));

@@ -1,0 +1,212 @@
+/* gpu_call.c: calling code whose arrays live in device memory (BeCompiled.device_data: the gpu backend).
+ *
+ * NumPy arguments are copied to the device once before the call: arrays whose memory overlaps (a and a view of
+ * it, two views of one buffer) share one copy, so that a write through one is seen through the other, as on the
+ * host. If the code may write its arguments, each copy goes back once after the call. Results come back as
+ * NumPy arrays, one copy per device buffer they use (so several results viewing one buffer still share it
+ * on the host); a result that views an argument is a view of that NumPy argument. Scalars come back as on the
+ * cpu. Kernels' errors are reported after the one wait at the end of the call (rt_gpu_sync). */
+#include "shim.h"
+
+typedef struct HostRange {
+    char *lo, *hi;       /* the host bytes of one or more arguments that overlap */
+    uint64_t dev;        /* their copy on the device */
+    bool writable;
+} HostRange;
+
+typedef struct ArgArray {
+    PyArrayObject *a;
+    int64_t *data_slot;  /* where its data address is, in the argument slots */
+    char *lo, *hi;       /* the bytes it spans */
+    int range;           /* its HostRange */
+} ArgArray;
+
+/* The lowest and one-past-highest byte an array touches (equal when empty). */
+static void span_of(PyArrayObject *a, char **lo, char **hi)
+{
+    char *base = PyArray_DATA(a);
+    npy_intp neg = 0, pos = PyArray_ITEMSIZE(a);
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        npy_intp dim = PyArray_DIM(a, d);
+        if (dim == 0) {
+            *lo = *hi = base;
+            return;
+        }
+        npy_intp span = (dim - 1) * PyArray_STRIDE(a, d);
+        if (span < 0) neg += span;
+        else pos += span;
+    }
+    *lo = base + neg;
+    *hi = base + pos;
+}
+
+/* Finds the data slot of every array argument, in the order lk_unbox_arg recorded them. */
+static void find_arrays(const IrType *t, int64_t *slots, int *pos, ArgArray *arrays, int *n, PyObject **objs)
+{
+    switch (t->kind) {
+    case IR_TY_SCALAR: (*pos)++; return;
+    case IR_TY_ARRAY:
+        arrays[*n].a = (PyArrayObject *)objs[*n];
+        arrays[*n].data_slot = &slots[*pos];
+        (*n)++;
+        *pos += 2 + 2 * t->ndim;
+        return;
+    case IR_TY_TUPLE:
+        for (int i = 0; i < t->nelems; i++) find_arrays(t->elems[i], slots, pos, arrays, n, objs);
+        return;
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return;
+    }
+}
+
+static int by_lo(const void *x, const void *y)
+{
+    const ArgArray *a = *(const ArgArray *const *)x, *b = *(const ArgArray *const *)y;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* Merges the arrays' byte spans into ranges (overlapping spans: one range), copies each range to the device
+ * and points each array's data slot into its range's copy. -1 with an exception set. */
+static int copy_in(ArgArray *arrays, int n, HostRange *ranges, int *nranges)
+{
+    ArgArray *order[LK_MAX_ARRAYS];
+    for (int i = 0; i < n; i++) {
+        span_of(arrays[i].a, &arrays[i].lo, &arrays[i].hi);
+        order[i] = &arrays[i];
+    }
+    qsort(order, (size_t)n, sizeof *order, by_lo);
+    *nranges = 0;
+    for (int i = 0; i < n; i++) {
+        ArgArray *x = order[i];
+        HostRange *last = *nranges ? &ranges[*nranges - 1] : NULL;
+        if (last && x->lo < last->hi) {
+            if (x->hi > last->hi) last->hi = x->hi;
+        } else {
+            ranges[(*nranges)++] = (HostRange){x->lo, x->hi, 0, false};
+        }
+        x->range = *nranges - 1;
+        if (PyArray_ISWRITEABLE(x->a)) ranges[x->range].writable = true;
+    }
+    for (int r = 0; r < *nranges; r++) {
+        LkDiag diag = {0};
+        int64_t nbytes = ranges[r].hi - ranges[r].lo;
+        ranges[r].dev = rt_gpu_malloc(nbytes ? nbytes : 1, &diag);
+        if (!ranges[r].dev || (nbytes && rt_gpu_copy_to_device(ranges[r].dev, ranges[r].lo, nbytes, &diag) < 0)) {
+            lk_raise_diag(&diag);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        HostRange *r = &ranges[arrays[i].range];
+        *arrays[i].data_slot = (int64_t)(r->dev + (uint64_t)((char *)PyArray_DATA(arrays[i].a) - r->lo));
+    }
+    return 0;
+}
+
+static int copy_back(HostRange *ranges, int n)
+{
+    for (int r = 0; r < n; r++) {
+        int64_t nbytes = ranges[r].hi - ranges[r].lo;
+        if (!ranges[r].writable || !nbytes) continue;
+        LkDiag diag = {0};
+        if (rt_gpu_copy_to_host(ranges[r].lo, ranges[r].dev, nbytes, &diag) < 0) {
+            lk_raise_diag(&diag);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The host copy of device buffer b (made once per call, in hctx). */
+typedef struct BufferCopy {
+    RtBuffer *dev, *host;
+} BufferCopy;
+
+/* Rewrites the returned arrays' slots to host memory: views of an argument point into that NumPy argument,
+ * buffers of the call are copied to host buffers of hctx. -1 with an exception set. */
+static int results_to_host(const IrType *t, int64_t *slots, int *pos, RtCtx *ctx, RtCtx *hctx, ArgArray *arrays,
+                           HostRange *ranges, BufferCopy *copies, int *ncopies)
+{
+    switch (t->kind) {
+    case IR_TY_SCALAR: (*pos)++; return 0;
+    case IR_TY_ARRAY: {
+        uint64_t data = (uint64_t)slots[*pos];
+        void *base = (void *)(intptr_t)slots[*pos + 1];
+        *pos += 2 + 2 * t->ndim;
+        if (RT_IS_ARG_BASE(base)) {
+            ArgArray *arg = &arrays[(uintptr_t)base - 1];
+            HostRange *r = &ranges[arg->range];
+            slots[*pos - 2 - 2 * t->ndim] = (int64_t)(intptr_t)(r->lo + (data - r->dev));
+            return 0;
+        }
+        if (!rt_is_buffer_of(ctx, base)) {
+            PyErr_SetString(PyExc_SystemError, "lorikeet: a returned device array has no known owner (internal error)");
+            return -1;
+        }
+        RtBuffer *dev = base, *host = NULL;
+        for (int i = 0; i < *ncopies; i++)
+            if (copies[i].dev == dev) host = copies[i].host;
+        if (!host) {
+            host = rt_buffer_alloc(hctx, dev->nbytes);
+            LkDiag diag = {0};
+            if (!host) {
+                RtNames none = {0};
+                rt_error_diag(&hctx->err, &none, &diag);
+                lk_raise_diag(&diag);
+                return -1;
+            }
+            if (dev->nbytes && rt_gpu_copy_to_host(host->data, (uint64_t)(uintptr_t)dev->data, dev->nbytes, &diag) < 0) {
+                lk_raise_diag(&diag);
+                return -1;
+            }
+            copies[(*ncopies)++] = (BufferCopy){dev, host};
+        }
+        slots[*pos - 2 - 2 * t->ndim] = (int64_t)(intptr_t)((char *)host->data + (data - (uint64_t)(uintptr_t)dev->data));
+        slots[*pos - 1 - 2 * t->ndim] = (int64_t)(intptr_t)host;
+        return 0;
+    }
+    case IR_TY_TUPLE:
+        for (int i = 0; i < t->nelems; i++)
+            if (results_to_host(t->elems[i], slots, pos, ctx, hctx, arrays, ranges, copies, ncopies) < 0) return -1;
+        return 0;
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return 0;
+    }
+    return 0;
+}
+
+PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *ret)
+{
+    PyObject *objs[LK_MAX_ARRAYS], *owners[LK_MAX_ARRAYS];
+    ArgArray arrays[LK_MAX_ARRAYS];
+    HostRange ranges[LK_MAX_ARRAYS];
+    BufferCopy copies[LK_MAX_ARRAYS];
+    int nslot = 0, nobjs = 0, narrays = 0, nranges = 0, ncopies = 0, nowners = 0;
+    for (int i = 0; i < s->nargs; i++) lk_unbox_arg(PyTuple_GET_ITEM(args, i), s->arg_types[i], slots, &nslot, objs, &nobjs);
+    if (PyErr_Occurred()) return NULL;
+    int pos = 0;
+    for (int i = 0; i < s->nargs; i++) find_arrays(s->arg_types[i], slots, &pos, arrays, &narrays, objs);
+    PyObject *result = NULL;
+    if (copy_in(arrays, narrays, ranges, &nranges) < 0) goto free_ranges;
+    RtCtx ctx = {.err = {.status = LK_OK}}, hctx = {.err = {.status = LK_OK}};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = s->entry(&ctx, slots, ret);
+    if (status == 0) status = rt_gpu_sync(&ctx); /* the kernels' errors */
+    Py_END_ALLOW_THREADS
+    if (status != 0) {
+        LkDiag diag;
+        rt_error_diag(&ctx.err, &s->names, &diag);
+        lk_raise_diag(&diag);
+    } else if ((!s->writes_args || copy_back(ranges, nranges) == 0)) {
+        pos = 0;
+        if (results_to_host(s->ret_type, ret, &pos, &ctx, &hctx, arrays, ranges, copies, &ncopies) == 0) {
+            pos = 0;
+            result = lk_box_result(s->ret_type, ret, &pos, &hctx, objs, owners, &nowners);
+        }
+    }
+    rt_ctx_release(&hctx);
+    rt_ctx_release(&ctx);
+free_ranges:
+    for (int r = 0; r < nranges; r++)
+        if (ranges[r].dev) rt_gpu_free(ranges[r].dev);
+    return result;
+}
