@@ -23,6 +23,10 @@ for k in 0 1 2 3; do
         >"$logs/openmp$k.log" 2>&1 & pids+=(openmp$k:$!)
 done
 LORIKEET_CPU=$narrow "$PY" -m pytest -q -p no:cacheprovider $narrow_tests >"$logs/narrow.log" 2>&1 & pids+=(narrow:$!)
+# the gpu pass, where a GPU can be used (one device: its files run one after another)
+if [ -z "${NO_GPU_PASS:-}" ] && "$PY" -c 'import sys, lorikeet as lk; sys.exit(not lk.gpu_available()[0])'; then
+    LORIKEET_BACKEND=gpu "$PY" -m pytest -q -p no:cacheprovider tests >"$logs/gpu.log" 2>&1 & pids+=(gpu:$!)
+fi
 status=0
 for pass in "${pids[@]}"; do
     wait "${pass#*:}" || status=1

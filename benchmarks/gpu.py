@@ -1,0 +1,202 @@
+"""python -m benchmarks.gpu [--quick] [--out FILE]: the gpu backend against CuPy, in one run, on this machine's GPU.
+
+The rows of issue 10's table: each workload with device-resident inputs (lk.to_device / cupy.asarray, made once,
+outside the timing) and again with NumPy inputs (copies included), lorikeet's gpu backend beside CuPy (the same
+NumPy code run on CuPy arrays, through NumPy's dispatch protocols) and, where the workload has one, cupy.fuse.
+Times are the wall clock of one call until its work is done (a device synchronisation), median of repeats after
+warm-up; the host time of a one-kernel call is the time until the call returns, without waiting. The device's
+copy bandwidth (pageable and pinned, each way) is measured in the same run. Prints a Markdown table and writes
+the JSON to --out (default benchmarks/results/gpu-<gpu name>.json)."""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import lorikeet as lk
+
+from .workloads import conv, fused, matmult, pairwise, summation
+
+try:
+    import cupy
+except Exception:  # CuPy absent: lorikeet's rows alone
+    cupy = None
+
+
+def sync():
+    if cupy is not None:
+        cupy.cuda.Device().synchronize()
+
+
+def median_time(fn, repeats, warm=2):
+    for _ in range(warm):
+        fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def cumsum(a):
+    return np.cumsum(a)
+
+
+def mnist_distance(q, p):
+    return np.sqrt(np.einsum('ij,ij->i', q, q)[:, np.newaxis] - 2 * q @ p.T + np.einsum('ij,ij->i', p, p))
+
+
+def now_faster(x):
+    return np.mean(x < 0)
+
+
+def rows(quick):
+    n10 = 1_000_000 if quick else 10_000_000
+    n64 = 4_000_000 if quick else 64_000_000
+    img = 300 if quick else 1200
+    mn = 1000 if quick else 10000
+    mm = (300, 300, 300) if quick else (1200, 1200, 1200)
+    rng = np.random.default_rng(0)
+    yield "fused sqrt(a*a+b*b)*exp(-c), %d float64" % n10, fused.fused_expr, fused.make_inputs(n10), 4 * 8 * n10
+    yield "fused, %d float64" % n64, fused.fused_expr, fused.make_inputs(n64), 4 * 8 * n64
+    yield "np.sum, %d float64" % n10, summation.sum_array, summation.make_inputs(n10), 8 * n10
+    yield "np.cumsum, %d float64" % n10, cumsum, (rng.random(n10),), 16 * n10
+    yield "np.mean(x < 0), %d float64" % n10, now_faster, (rng.standard_normal(n10),), 8 * n10
+    yield "conv_3x3_trim, %d^2 float64" % img, conv.conv_3x3_trim, conv.make_inputs(img), None
+    q = rng.random((mn, 784), dtype=np.float32)
+    p = rng.random((mn, 784), dtype=np.float32)
+    yield "MNIST distance %dx784 float32" % mn, mnist_distance, (q, p), None
+    yield "matmult comprehension %s float32" % (mm,), matmult.matmult_comprehension, matmult.make_inputs(mm), None
+
+
+def measure_row(title, fn, args, nbytes, repeats):
+    rec = {"workload": title}
+    want = None
+    f = lk.jit(fn, backend="gpu")
+    try:
+        t0 = time.perf_counter()
+        got = f(*args)
+        rec["first_call_s"] = time.perf_counter() - t0
+        want = fn(*args) if title.startswith(("fused", "np.")) else None
+        rec["lorikeet_numpy_in_s"] = median_time(lambda: f(*args), repeats)
+        dargs = tuple(lk.to_device(a) if isinstance(a, np.ndarray) else a for a in args)
+        rec["lorikeet_device_s"] = median_time(lambda: f(*dargs), repeats)
+        if nbytes:
+            rec["lorikeet_device_tbs"] = nbytes / rec["lorikeet_device_s"] / 1e12
+        if want is not None:
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    except Exception as e:  # a row lorikeet cannot run yet says why
+        rec["lorikeet_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    if cupy is not None:
+        try:
+            cargs = tuple(cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+            rec["cupy_device_s"] = median_time(lambda: fn(*cargs), repeats)
+            rec["cupy_numpy_in_s"] = median_time(
+                lambda: cupy.asnumpy(fn(*(cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args))), repeats)
+        except Exception as e:
+            rec["cupy_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return rec
+
+
+def host_time_of_a_launch(repeats=2000):
+    """Host time of a call that launches one kernel on device arrays, until it returns (no wait)."""
+    def scale(a):
+        return a * 2.0
+    f = lk.jit(scale, backend="gpu")
+    d = lk.to_device(np.ones(1024))
+    for _ in range(50):
+        f(d)
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        f(d)
+    dt = (time.perf_counter() - t0) / repeats
+    sync()
+    out = {"lorikeet_host_s": dt}
+    if cupy is not None:
+        k = cupy.ElementwiseKernel("float64 x", "float64 y", "y = x * 2.0", "lk_bench_scale")
+        c = cupy.ones(1024)
+        for _ in range(50):
+            k(c)
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            k(c)
+        out["cupy_elementwise_host_s"] = (time.perf_counter() - t0) / repeats
+        sync()
+    return out
+
+
+def first_calls():
+    """First call of new kernels in this process (NVRTC included): the first, then a few more."""
+    times = []
+    for k in range(4):
+        src = f"def fresh_{k}(a, b):\n    return np.sqrt(a * a + {k + 1}.0 * b) - np.exp(-a)\n"
+        env = {"np": np}
+        exec(compile(src, f"<fresh {k}>", "exec"), env)
+        f = lk.jit(env[f"fresh_{k}"], backend="gpu")
+        a = np.linspace(0, 1, 1000)
+        t0 = time.perf_counter()
+        f(a, a)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def copy_bandwidth(nbytes=1 << 28):
+    out = {}
+    host = np.ones(nbytes // 8)
+    t0 = time.perf_counter()
+    d = lk.to_device(host)
+    sync()
+    out["lorikeet_to_device_gbs"] = nbytes / (time.perf_counter() - t0) / 1e9
+    t0 = time.perf_counter()
+    d.copy_to_host()
+    out["lorikeet_copy_to_host_gbs"] = nbytes / (time.perf_counter() - t0) / 1e9
+    if cupy is not None:
+        c = cupy.empty(nbytes // 8)
+        out["pageable_h2d_gbs"] = nbytes / median_time(lambda: c.set(host), 3) / 1e9
+        out["pageable_d2h_gbs"] = nbytes / median_time(lambda: c.get(), 3) / 1e9
+        pinned = cupy.cuda.alloc_pinned_memory(nbytes)
+        ph = np.frombuffer(pinned, dtype=np.float64, count=nbytes // 8)
+        out["pinned_h2d_gbs"] = nbytes / median_time(lambda: c.set(ph), 3) / 1e9
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.gpu")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    ok = lk.gpu_available()
+    if not ok[0]:
+        print(f"no usable GPU: {ok[1]}", file=sys.stderr)
+        return 1
+    repeats = 5 if args.quick else 20
+    res = {"first_calls_s": first_calls(), "launch": host_time_of_a_launch(), "copies": copy_bandwidth(),
+           "rows": [measure_row(*r, repeats) for r in rows(args.quick)]}
+    print("| workload | lorikeet, device arrays | CuPy, device arrays | lorikeet, NumPy in/out | CuPy, NumPy in/out |")
+    print("| --- | --- | --- | --- | --- |")
+
+    def ms(r, k):
+        return f"{r[k] * 1e3:.3f} ms" if k in r else r.get(k.split('_')[0] + "_error", "—")
+    for r in res["rows"]:
+        extra = f" ({r['lorikeet_device_tbs']:.2f} TB/s)" if "lorikeet_device_tbs" in r else ""
+        print(f"| {r['workload']} | {ms(r, 'lorikeet_device_s')}{extra} | {ms(r, 'cupy_device_s')} | "
+              f"{ms(r, 'lorikeet_numpy_in_s')} | {ms(r, 'cupy_numpy_in_s')} |")
+    print(f"\nhost time of a one-kernel call: {res['launch']}")
+    print(f"first calls (NVRTC included), s: {res['first_calls_s']}")
+    print(f"copies: {res['copies']}")
+    out = args.out or os.path.join(os.path.dirname(__file__), "results", "gpu.json")
+    with open(out, "w") as fh:
+        json.dump(res, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

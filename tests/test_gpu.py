@@ -1,0 +1,182 @@
+"""The gpu backend as a user meets it: the seeds' code under lk.jit(backend="gpu") gives NumPy's results, errors
+raised inside kernels are the cpu backend's exceptions with the source line, NumPy arguments move to the device
+once and back once, and where no GPU can be used a gpu call says why. Tests that need a device skip with the
+reason when none is found (the backend-agnostic suite reruns on gpu too: `LORIKEET_BACKEND=gpu`)."""
+import numpy as np
+import pytest
+
+import lorikeet as lk
+from benchmarks.workloads import conv, fused, matmult, pairwise, regression, summation
+
+_ok = lk._lorikeet.backend_available("gpu")
+GPU = _ok is True
+REASON = None if GPU else _ok[1]
+needs_gpu = pytest.mark.skipif(not GPU, reason=f"no usable GPU: {REASON}")
+
+
+def gpu(fn):
+    return lk.jit(fn, backend="gpu")
+
+
+def test_without_a_gpu_a_gpu_call_says_why():
+    if GPU:
+        pytest.skip("this machine has a usable GPU")
+    f = gpu(fused.fused_expr)
+    a = np.ones(10)
+    with pytest.raises(lk.BackendUnavailable) as e:
+        f(a, a, a)
+    msg = str(e.value)
+    assert "gpu backend cannot run here" in msg
+    # one of the reasons rt_gpu_unavailable gives, naming what is missing
+    assert any(w in msg for w in ("driver", "device", "NVRTC", "fork", "lost")), msg
+
+
+def test_cpu_and_openmp_still_run_where_gpu_cannot():
+    f = lk.jit(fused.fused_expr, backend="cpu")
+    a = np.linspace(0, 1, 100)
+    np.testing.assert_allclose(f(a, a, a), fused.fused_numpy(a, a, a))
+
+
+# ---- on a device ----
+
+SEEDS = [
+    ("fused", fused.fused_expr, fused.fused_numpy, lambda: fused.make_inputs(100_001), 1e-12),
+    ("sum", summation.sum_array, summation.sum_numpy, lambda: summation.make_inputs(1_000_003), 1e-9),
+    ("regression", regression.fit_simple_regression, regression.regression_numpy, lambda: regression.make_inputs(100_000), 1e-8),
+    ("conv_3x3_trim", conv.conv_3x3_trim, conv.conv_numpy, lambda: conv.make_inputs(64), 1e-12),
+    ("matmult_comprehension", matmult.matmult_comprehension, matmult.matmult_numpy, lambda: matmult.make_inputs((40, 30, 50)), 1e-4),
+    ("pairwise", pairwise.pairwise_dist, pairwise.pairwise_numpy, lambda: pairwise.make_inputs(60), 1e-3),
+]
+
+
+@needs_gpu
+@pytest.mark.parametrize("name,kernel,reference,inputs,rtol", SEEDS, ids=[s[0] for s in SEEDS])
+def test_seed_workloads_match_numpy(name, kernel, reference, inputs, rtol):
+    args = inputs()
+    got = gpu(kernel)(*args)
+    want = reference(*args)
+    if isinstance(want, tuple):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol)
+    else:
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+
+
+def now_faster(x):
+    return np.mean(x < 0)
+
+
+def axis_sums(m):
+    return m.sum(axis=0), m.sum(axis=1), m.max(axis=1), np.argmax(m, axis=0)
+
+
+def running(a):
+    return np.cumsum(a), np.cumprod(a[:20])
+
+
+def arg_extremes(a):
+    return np.argmin(a), np.argmax(a), np.min(a), np.max(a)
+
+
+def prange_sum_of_squares(a):
+    s = 0.0
+    for i in lk.prange(a.shape[0]):
+        s += a[i] * a[i]
+    return s
+
+
+def indexed(n):
+    return lk.imap(lambda i, j: i * 10 + j, (n, n + 1))
+
+
+def loop_around_maps(a, steps):
+    for _ in range(steps):
+        a = a * 0.5 + 1.0
+    return a
+
+
+def scalar_element_on_host(a):
+    b = a + 1.0
+    return b[3] + b[-1]
+
+
+def in_place(a):
+    a[1:] = a[:-1] * 2.0
+    return a
+
+
+CASES = [
+    (now_faster, lambda: (np.linspace(-1, 1, 10_001),)),
+    (axis_sums, lambda: (np.arange(12.0 * 7).reshape(12, 7) % 5,)),
+    (running, lambda: (np.linspace(0.5, 1.5, 1000),)),
+    (arg_extremes, lambda: (np.cos(np.arange(5000.0)),)),
+    (prange_sum_of_squares, lambda: (np.arange(10_000.0),)),
+    (indexed, lambda: (17,)),
+    (loop_around_maps, lambda: (np.arange(100.0), 5)),
+    (scalar_element_on_host, lambda: (np.arange(10.0),)),
+]
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+@needs_gpu
+@pytest.mark.parametrize("fn,inputs", CASES, ids=[c[0].__name__ for c in CASES])
+def test_parallel_nodes_match_cpython(fn, inputs):
+    args = inputs()
+    _same(gpu(fn)(*args), fn(*args))
+
+
+@needs_gpu
+def test_writes_to_a_numpy_argument_come_back():
+    a = np.arange(10.0)
+    want = in_place(a.copy())
+    got = gpu(in_place)(a)
+    np.testing.assert_array_equal(a, want)
+    np.testing.assert_array_equal(got, want)
+
+
+def out_of_bounds(a, k):
+    return lk.map(lambda x: a[int(x) + k], a)
+
+
+def divide(a, d):
+    return lk.map(lambda x: x // d, a)
+
+
+@needs_gpu
+def test_errors_in_kernels_are_the_cpu_backends_exceptions():
+    a = np.arange(8.0)
+    f = gpu(out_of_bounds)
+    with pytest.raises(IndexError) as e:
+        f(a, 5)
+    cpu = lk.jit(out_of_bounds, backend="cpu")
+    with pytest.raises(IndexError) as c:
+        cpu(a, 5)
+    assert str(e.value) == str(c.value)  # the lowest failing element's error, with the source line
+    # the context is usable after the error
+    np.testing.assert_array_equal(f(a, 0), a)
+    with pytest.raises(ZeroDivisionError):
+        gpu(divide)(np.arange(5), 0)
+
+
+@needs_gpu
+def test_numpy_arguments_move_once_each_way():
+    a, b, c = fused.make_inputs(4096)
+    f = gpu(fused.fused_expr)
+    f(a, b, c)
+    s0 = lk.runtime.stats()
+    f(a, b, c)
+    s1 = lk.runtime.stats()
+    assert s1["h2d_copies"] - s0["h2d_copies"] == 3
+    assert s1["h2d_bytes"] - s0["h2d_bytes"] == 3 * a.nbytes
+    assert s1["d2h_copies"] - s0["d2h_copies"] == 1
+    assert s1["d2h_bytes"] - s0["d2h_bytes"] == a.nbytes
+    assert s1["device_live_bytes"] == s0["device_live_bytes"]
