@@ -5,6 +5,8 @@
  * compile.c:    the slow path: untyped IR from the frontend, typespec, IR passes, a backend.
  * box.c:        NumPy and Python values to argument slots and back.
  * errors.c:     LkDiag to Python exceptions (the only place that happens).
+ * gpu_module.c: the gpu's module functions (gpu_available, stats, the private NVRTC and self-test entry
+ *               points).
  */
 #ifndef LK_SHIM_H
 #define LK_SHIM_H
@@ -96,5 +98,9 @@ int lk_ensure_untyped(LkDispatcher *d);
 /* Raises the exception for diag (compile-time kinds become lorikeet.CompileError). Returns NULL. */
 PyObject *lk_raise_diag(const LkDiag *d);
 void lk_diag_from_exception(LkDiag *d);
+
+/* gpu_module.c */
+/* Adds gpu_available, gpu_stats and the private gpu entry points to the module. */
+int lk_gpu_module_init(PyObject *m);
 
 #endif
