@@ -294,7 +294,54 @@ static PyObject *gpu_launch_roundtrip(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(seconds);
 }
 
+/* _device_empty(nbytes) -> an uninitialised uint8 DeviceArray made as a call's device buffer is
+ * (rt_gpu_buffer_alloc, detached, lk_device_array_from_buffer). */
+static PyObject *device_empty(PyObject *self, PyObject *args)
+{
+    long long nbytes;
+    if (!PyArg_ParseTuple(args, "L", &nbytes)) return NULL;
+    RtCtx ctx = {0};
+    RtBuffer *b;
+    Py_BEGIN_ALLOW_THREADS
+    b = rt_gpu_buffer_alloc(&ctx, nbytes);
+    Py_END_ALLOW_THREADS
+    if (!b) {
+        LkDiag d = {0};
+        rt_error_diag(&ctx.err, NULL, &d);
+        if (d.kind != LK_ERR_MEMORY) d.kind = LK_ERR_UNAVAILABLE;
+        return lk_raise_diag(&d);
+    }
+    rt_buffer_detach(&ctx, b);
+    int64_t shape[1] = {nbytes};
+    return lk_device_array_from_buffer(b, (uint64_t)(uintptr_t)b->data, NPY_UINT8, 1, shape, NULL);
+}
+
+/* _device_view(obj) -> None, or (data, dtype, shape, strides, readonly, stream, owner) as lk_device_view sees obj. */
+static PyObject *device_view(PyObject *self, PyObject *obj)
+{
+    LkDeviceView v;
+    int rc = lk_device_view(obj, &v);
+    if (rc <= 0) return rc < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *shape = PyTuple_New(v.ndim), *strides = PyTuple_New(v.ndim);
+    for (int i = 0; shape && strides && i < v.ndim; i++) {
+        PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong((long long)v.shape[i]));
+        PyTuple_SET_ITEM(strides, i, PyLong_FromLongLong((long long)v.strides[i]));
+    }
+    PyObject *r = shape && strides ? Py_BuildValue("(KONNOKO)", (unsigned long long)v.data, (PyObject *)v.dtype, shape,
+                                                   strides, v.readonly ? Py_True : Py_False,
+                                                   (unsigned long long)v.stream, v.owner)
+                                   : NULL;
+    if (!r) {
+        Py_XDECREF(shape);
+        Py_XDECREF(strides);
+    }
+    lk_device_view_release(&v);
+    return r;
+}
+
 static PyMethodDef gpu_functions[] = {
+    {"_device_empty", device_empty, METH_VARARGS, "_device_empty(nbytes) -> an uninitialised uint8 DeviceArray"},
+    {"_device_view", device_view, METH_O, "_device_view(obj) -> how the call path sees a device array, or None"},
     {"gpu_available", gpu_available, METH_NOARGS, "gpu_available() -> (True, None) or (False, why not)"},
     {"gpu_stats", gpu_stats, METH_NOARGS, "the gpu's counters (copies, device memory, launches, compiles)"},
     {"_nvrtc_compile", nvrtc_compile, METH_VARARGS,
@@ -323,5 +370,6 @@ static void nvrtc_search_dirs(void)
 int lk_gpu_module_init(PyObject *m)
 {
     nvrtc_search_dirs();
+    if (lk_device_array_init(m) < 0) return -1;
     return PyModule_AddFunctions(m, gpu_functions);
 }

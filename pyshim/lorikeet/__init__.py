@@ -19,11 +19,22 @@ from ._source import function_ast, resolve_env
 from .errors import BackendUnavailable, CompileError, InternalError
 
 __all__ = ["jit", "CompileError", "BackendUnavailable", "InternalError", "runtime", "set_backend", "get_backend",
-           "gpu_available",
+           "DeviceArray", "to_device", "gpu_available",
            "set_parallel_threshold", "get_parallel_threshold",
            "set_num_threads", "get_num_threads", "map", "reduce", "scan", "imap", "ireduce", "outer_map", "prange"]
 
 _default_backend = os.environ.get("LORIKEET_BACKEND", "cpu")
+
+DeviceArray = _lorikeet.DeviceArray
+DeviceArray.__module__ = "lorikeet"
+
+
+def to_device(x):
+    """x (a NumPy array, or anything np.asarray takes) copied to the GPU as a new C-contiguous lk.DeviceArray:
+    one host-to-device copy. A DeviceArray is returned as it is. BackendUnavailable says why when there is no
+    usable GPU; MemoryError when the device cannot hold it."""
+    return _lorikeet.to_device(x)
+
 
 def gpu_available():
     """(True, None) when gpu calls can run in this process, else (False, the reason: no CUDA driver, no device,
