@@ -394,5 +394,6 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__lorikeet(void)
         Py_DECREF(m);
         return NULL;
     }
+    if (lk_gpu_module_init(m) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

@@ -5,6 +5,10 @@
  * compile.c:    the slow path: untyped IR from the frontend, typespec, IR passes, a backend.
  * box.c:        NumPy and Python values to argument slots and back.
  * errors.c:     LkDiag to Python exceptions (the only place that happens).
+ * device_array.c: lk.DeviceArray (device memory seen from Python), lk.to_device, __cuda_array_interface__ and
+ *               DLPack export; device_import.c: device arrays of other libraries (CuPy, PyTorch, Numba)
+ *               recognised without a copy; gpu_module.c: the gpu's module functions (gpu_available, stats,
+ *               the private NVRTC and self-test entry points).
  */
 #ifndef LK_SHIM_H
 #define LK_SHIM_H
@@ -101,5 +105,42 @@ int lk_ensure_untyped(LkDispatcher *d);
 /* Raises the exception for diag (compile-time kinds become lorikeet.CompileError). Returns NULL. */
 PyObject *lk_raise_diag(const LkDiag *d);
 void lk_diag_from_exception(LkDiag *d);
+
+/* ---- device arrays (device_array.c, device_import.c, gpu_module.c) ---- */
+
+/* A device array as the call path sees it: a lorikeet DeviceArray, or another library's through
+ * __cuda_array_interface__ (versions 2 and 3) or DLPack (kDLCUDA). */
+typedef struct LkDeviceView {
+    uint64_t data;            /* the device address of element [0, ..., 0] */
+    PyArray_Descr *dtype;     /* a new reference */
+    int ndim;
+    int64_t shape[IR_MAX_DIMS];
+    int64_t strides[IR_MAX_DIMS]; /* bytes */
+    int readonly;
+    uint64_t stream;          /* work that may still write it is queued on this CUstream (0: none; a lorikeet
+                               * array's only: foreign arrays' streams are waited for when they are read) */
+    PyObject *owner;          /* a new reference: keeps the memory alive while it is used */
+} LkDeviceView;
+
+extern PyTypeObject *lk_DeviceArray_Type;
+/* Whether obj is a lorikeet DeviceArray (a pointer comparison). */
+int lk_is_device_array(PyObject *obj);
+/* Fills v from obj: 1 for a device array (a DeviceArray, or a foreign one without copying it), 0 when obj is no
+ * device array (no exception; NumPy arrays answer 0 at once), -1 with an exception (a malformed interface, an
+ * array on another device, a masked array, the gpu unavailable). */
+int lk_device_view(PyObject *obj, LkDeviceView *v);
+void lk_device_view_release(LkDeviceView *v);
+/* A DeviceArray that owns b (a device RtBuffer detached from its call; freed, stream-ordered, when the array
+ * dies), of dtype type_num (NPY_*), whose element [0, ...] is at data; the work that fills it is queued on this
+ * thread's stream. NULL with an exception (b is then freed). */
+PyObject *lk_device_array_from_buffer(RtBuffer *b, uint64_t data, int type_num, int ndim, const int64_t *shape,
+                                      const int64_t *strides);
+/* A DeviceArray viewing memory that owner (any object) keeps alive: a view of an argument. */
+PyObject *lk_device_array_view(PyObject *owner, uint64_t data, int type_num, int ndim, const int64_t *shape,
+                               const int64_t *strides);
+int lk_device_array_init(PyObject *m);                   /* device_array.c's part of lk_gpu_module_init */
+void lk_device_array_fill_view(PyObject *obj, LkDeviceView *v); /* obj: a DeviceArray */
+/* Adds DeviceArray, to_device, gpu_available, gpu_stats and the private gpu entry points to the module. */
+int lk_gpu_module_init(PyObject *m);
 
 #endif

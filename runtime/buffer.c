@@ -123,6 +123,7 @@ RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes)
     }
     RtBuffer *b = (RtBuffer *)mem;
     b->magic = RT_BUFFER_MAGIC;
+    b->flags = 0; /* host memory (the block may be a reused one: every field is written) */
     b->data = mem + 64;
     b->nbytes = nbytes;
     b->capacity = total;
@@ -136,6 +137,12 @@ RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes)
 void rt_buffer_free(RtBuffer *b)
 {
     if (!b) return;
+    if (b->flags & RT_BUFFER_DEVICE) { /* a header of its own; the data is device memory (gpu_memory.c counts it) */
+        rt_gpu_free((uint64_t)(uintptr_t)b->data);
+        b->magic = 0;
+        free(b);
+        return;
+    }
     atomic_fetch_add(&n_frees, 1);
     atomic_fetch_sub(&n_live_bytes, b->nbytes);
     b->magic = 0;

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "runtime.h"
+#include "gpu_internal.h"
 
 LkErrKind rt_err_kind(RtErrCode code)
 {
@@ -16,6 +16,7 @@ LkErrKind rt_err_kind(RtErrCode code)
     case RT_ERR_ZERODIV: return LK_ERR_ZERODIV;
     case RT_ERR_UNBOUND: return LK_ERR_UNBOUND;
     case RT_ERR_MEMORY: return LK_ERR_MEMORY;
+    case RT_ERR_GPU: return LK_ERR_INTERNAL; /* the record's status says which (extra[0]) */
     }
     return LK_ERR_INTERNAL;
 }
@@ -109,9 +110,21 @@ void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out)
         return;
     }
     case RT_ERR_MEMORY:
+        if (x[2] == 1) { /* device memory (rt_gpu_buffer_alloc): the message it kept says what the device has */
+            LkDiag gpu = {0};
+            gpu_last_diag(&gpu);
+            lk_diag_set(out, kind, file, e->line, 0, "%s", gpu.message);
+            return;
+        }
         lk_diag_set(out, kind, file, e->line, 0, x[1] ? "cannot allocate an array of %lld bytes"
                                                        : "out of memory allocating an array of %lld bytes", x[0]);
         return;
+    case RT_ERR_GPU: {
+        LkDiag gpu = {0};
+        gpu_last_diag(&gpu);
+        lk_diag_set(out, gpu.kind, file, e->line, 0, "%s", gpu.message);
+        return;
+    }
     }
     lk_diag_set(out, LK_ERR_INTERNAL, file, e->line, 0, "compiled code failed with error record %d (status %d)", e->code,
                 e->status);
@@ -140,6 +153,9 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_get_num_threads", (void *)rt_get_num_threads}, {"rt_get_parallel_threshold", (void *)rt_get_parallel_threshold},
         {"rt_gemm_f64", (void *)rt_gemm_f64}, {"rt_gemm_f32", (void *)rt_gemm_f32},
         {"rt_gemm_parallel", (void *)rt_gemm_parallel},
+        {"rt_gpu_launch", (void *)rt_gpu_launch}, {"rt_gpu_sync", (void *)rt_gpu_sync},
+        {"rt_gpu_results", (void *)rt_gpu_results}, {"rt_gpu_buffer_alloc", (void *)rt_gpu_buffer_alloc},
+        {"rt_gpu_read_elem", (void *)rt_gpu_read_elem}, {"rt_gpu_write_elem", (void *)rt_gpu_write_elem},
     };
     *count = (int)(sizeof syms / sizeof syms[0]);
     return syms;

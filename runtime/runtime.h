@@ -95,7 +95,9 @@ typedef enum {
     RT_ERR_SHAPE,       /* ValueError, sizes that do not broadcast: {size, size, dimension from the right} */
     RT_ERR_VALUE,       /* ValueError: {RT_VAL_* below, which message} */
     RT_ERR_UNBOUND,     /* UnboundLocalError: {the variable's name, an index into RtNames} */
-    RT_ERR_MEMORY,      /* MemoryError: {bytes asked for, 1 when too many to try} */
+    RT_ERR_MEMORY,      /* MemoryError: {bytes asked for, 1 when too many to try, 1 for device memory} */
+    RT_ERR_GPU,         /* a gpu runtime call of host code failed (runtime.h's gpu section): {its LkErrKind}; the
+                         * message is the calling thread's last gpu diagnostic (rt_error_diag reads it there) */
 } RtErrCode;
 
 /* Messages of RT_ERR_VALUE, by extra[0]. */
@@ -204,6 +206,9 @@ const char *rt_gpu_unavailable(void);
 /* NULL when NVRTC can be loaded (it needs no GPU: CUDA C can be compiled on any machine); else why not. */
 const char *rt_nvrtc_unavailable(void);
 int rt_nvrtc_version(void); /* major * 1000 + minor * 10 (13000), 0 when unavailable */
+/* A folder where pip may have put NVRTC (the shim passes Python's sys.path: this layer cannot ask Python); its
+ * nvidia/cu13/lib and nvidia/cuda_nvrtc/lib are searched after the system's places. Before the first compile. */
+void rt_nvrtc_add_search_dir(const char *dir);
 
 typedef struct RtGpuInfo {
     int cc;              /* compute capability, major * 10 + minor: 90 for an H100 */
@@ -256,7 +261,7 @@ RtBuffer *rt_gpu_buffer_alloc(RtCtx *ctx, int64_t nbytes);
 /* Device memory outside any call (lk.DeviceArray's, the staging of arguments): a device address, or 0 with diag
  * set (LK_ERR_MEMORY, the size, what the pool holds and what the device has free). */
 uint64_t rt_gpu_malloc(int64_t nbytes, LkDiag *diag);
-void rt_gpu_free(uint64_t dptr);
+void rt_gpu_free(uint64_t dptr); /* stream-ordered on this thread's stream; nothing once the device is lost */
 /* Copies on this thread's stream that return when done: 0, or -1 with diag set. Counted in rt_gpu_stats. */
 int rt_gpu_copy_to_device(uint64_t dst, const void *src, int64_t nbytes, LkDiag *diag);
 int rt_gpu_copy_to_host(void *dst, uint64_t src, int64_t nbytes, LkDiag *diag);
@@ -265,6 +270,16 @@ int rt_gpu_copy_on_device(uint64_t dst, uint64_t src, int64_t nbytes, LkDiag *di
  * with ctx->err set. Correct, and slow: a round trip each. */
 int rt_gpu_read_elem(RtCtx *ctx, const void *dptr, void *dst, int64_t size);
 int rt_gpu_write_elem(RtCtx *ctx, void *dptr, const void *src, int64_t size);
+
+/* Streams, for exchanging arrays with other CUDA libraries (__cuda_array_interface__, DLPack):
+ * this thread's stream (made on first use), as a CUstream handle; 0 with diag set when the gpu is unavailable. */
+uint64_t rt_gpu_stream(LkDiag *diag);
+/* This thread's stream if it has one already (0 if not), without initialising anything. */
+uint64_t rt_gpu_stream_if_made(void);
+/* Waits for another stream's work (a CUstream handle; 1 and 2 are CUDA's legacy and per-thread default streams). */
+int rt_gpu_stream_sync(uint64_t stream, LkDiag *diag);
+/* The device ordinal that device address dptr belongs to, or -1 with diag set (not a device address). */
+int rt_gpu_pointer_device(uint64_t dptr, LkDiag *diag);
 
 typedef struct RtGpuStats {
     int64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes, d2d_copies;

@@ -19,10 +19,28 @@ from ._source import function_ast, resolve_env
 from .errors import BackendUnavailable, CompileError, InternalError
 
 __all__ = ["jit", "CompileError", "BackendUnavailable", "InternalError", "runtime", "set_backend", "get_backend",
+           "DeviceArray", "to_device", "gpu_available",
            "set_parallel_threshold", "get_parallel_threshold",
            "set_num_threads", "get_num_threads", "map", "reduce", "scan", "imap", "ireduce", "outer_map", "prange"]
 
 _default_backend = os.environ.get("LORIKEET_BACKEND", "cpu")
+
+DeviceArray = _lorikeet.DeviceArray
+DeviceArray.__module__ = "lorikeet"
+
+
+def to_device(x):
+    """x (a NumPy array, or anything np.asarray takes) copied to the GPU as a new C-contiguous lk.DeviceArray:
+    one host-to-device copy. A DeviceArray is returned as it is. BackendUnavailable says why when there is no
+    usable GPU; MemoryError when the device cannot hold it."""
+    return _lorikeet.to_device(x)
+
+
+def gpu_available():
+    """(True, None) when gpu calls can run in this process, else (False, the reason: no CUDA driver, no device,
+    a driver too old for the NVRTC found, no NVRTC, CUDA initialised before fork(), the device lost). May
+    initialise the CUDA driver."""
+    return _lorikeet.gpu_available()
 
 
 def set_backend(name):
@@ -233,13 +251,18 @@ def prange(*args):
 
 
 class runtime:
-    """The runtime's memory: runtime.stats() -> {'allocations', 'frees', 'live_bytes', 'cached_bytes'};
+    """The runtime's memory: runtime.stats() -> {'allocations', 'frees', 'live_bytes', 'cached_bytes'} for host
+    arrays, and the gpu's counters: 'h2d_copies', 'h2d_bytes', 'd2h_copies', 'd2h_bytes', 'd2d_copies' (copies
+    between host and device, and on the device), 'device_allocations', 'device_frees', 'device_live_bytes',
+    'launches', 'compiles' (NVRTC runs), 'modules' (loaded on the device); reading them never initialises CUDA.
     runtime.release_cached_memory() frees the blocks of freed arrays kept for reuse (at most
     LORIKEET_BUFFER_CACHE_MB, default 256 MiB)."""
 
     @staticmethod
     def stats():
-        return _lorikeet.runtime_stats()
+        s = _lorikeet.runtime_stats()
+        s.update(_lorikeet.gpu_stats())
+        return s
 
     @staticmethod
     def release_cached_memory():

@@ -1,0 +1,297 @@
+/* gpu_memory.c: device memory and copies, and the gpu's counters.
+ *
+ * Memory comes from the device's default stream-ordered pool (cuMemAllocAsync / cuMemFreeAsync on the calling
+ * thread's stream), whose release threshold is raised so that freed blocks stay in the pool for the next
+ * allocation instead of going back to the driver at every wait. When the device is full, the pool is trimmed
+ * (after the context's pending work, frees included, is done) and the allocation tried once more; then it is a
+ * MemoryError giving the size, what the pool holds and what the device has free. Devices without pools use
+ * cuMemAlloc / cuMemFree.
+ *
+ * A free is ordered on the freeing thread's stream: memory that another thread's queued work still uses must
+ * not be freed before that work is waited for (the shim does so: a DeviceArray made by queued work records
+ * its stream). Once the device is lost or the process forked, frees do nothing.
+ *
+ * The sizes of live allocations are kept in a small table (by address) for device_live_bytes. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpu_internal.h"
+
+static _Atomic int64_t n_h2d, n_h2d_bytes, n_d2h, n_d2h_bytes, n_d2d, n_allocs, n_frees, n_live_bytes, n_launches,
+    n_modules;
+
+void gpu_count_launch(void)
+{
+    atomic_fetch_add_explicit(&n_launches, 1, memory_order_relaxed);
+}
+
+void gpu_count_module(void)
+{
+    atomic_fetch_add(&n_modules, 1);
+}
+
+RtGpuStats rt_gpu_stats(void)
+{
+    RtGpuStats s = {atomic_load(&n_h2d), atomic_load(&n_h2d_bytes), atomic_load(&n_d2h), atomic_load(&n_d2h_bytes),
+                    atomic_load(&n_d2d), atomic_load(&n_allocs), atomic_load(&n_frees), atomic_load(&n_live_bytes),
+                    atomic_load(&n_launches), gpu_nvrtc_compiles(), atomic_load(&n_modules)};
+    return s;
+}
+
+int gpu_memory_init(LkDiag *diag)
+{
+    if (gpu_check(gpu_cu.DeviceGetDefaultMemPool(&gpu_dev.pool, gpu_dev.dev), "cuDeviceGetDefaultMemPool",
+                  LK_ERR_UNAVAILABLE, diag) < 0)
+        return -1;
+    uint64_t keep = UINT64_MAX;
+    return gpu_check(gpu_cu.MemPoolSetAttribute(gpu_dev.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
+                     "cuMemPoolSetAttribute", LK_ERR_UNAVAILABLE, diag);
+}
+
+/* ---- the table of live allocations: address -> size (open addressing, linear probing) ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    uint64_t *keys; /* 0: empty */
+    int64_t *sizes;
+    size_t cap, n;
+} live = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0};
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 20) & (cap - 1);
+}
+
+static int live_grow(void)
+{
+    size_t cap = live.cap ? 2 * live.cap : 256;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    int64_t *sizes = calloc(cap, sizeof *sizes);
+    if (!keys || !sizes) {
+        free(keys);
+        free(sizes);
+        return -1;
+    }
+    for (size_t i = 0; i < live.cap; i++)
+        if (live.keys[i]) {
+            size_t j = slot_of(live.keys[i], cap);
+            while (keys[j]) j = (j + 1) & (cap - 1);
+            keys[j] = live.keys[i];
+            sizes[j] = live.sizes[i];
+        }
+    free(live.keys);
+    free(live.sizes);
+    live.keys = keys;
+    live.sizes = sizes;
+    live.cap = cap;
+    return 0;
+}
+
+static void live_add(uint64_t key, int64_t size)
+{
+    pthread_mutex_lock(&live.lock);
+    if ((live.n + 1) * 2 <= live.cap || live_grow() == 0) {
+        size_t j = slot_of(key, live.cap);
+        while (live.keys[j]) j = (j + 1) & (live.cap - 1);
+        live.keys[j] = key;
+        live.sizes[j] = size;
+        live.n++;
+    }
+    pthread_mutex_unlock(&live.lock);
+}
+
+/* The size recorded for key, removed; -1 when key is not there. */
+static int64_t live_remove(uint64_t key)
+{
+    int64_t size = -1;
+    pthread_mutex_lock(&live.lock);
+    if (live.cap) {
+        size_t j = slot_of(key, live.cap);
+        while (live.keys[j] && live.keys[j] != key) j = (j + 1) & (live.cap - 1);
+        if (live.keys[j]) {
+            size = live.sizes[j];
+            live.keys[j] = 0;
+            live.n--;
+            /* backward-shift deletion: re-place the entries after the hole that probed past it */
+            for (size_t k = (j + 1) & (live.cap - 1); live.keys[k]; k = (k + 1) & (live.cap - 1)) {
+                uint64_t moved = live.keys[k];
+                int64_t moved_size = live.sizes[k];
+                live.keys[k] = 0;
+                size_t m = slot_of(moved, live.cap);
+                while (live.keys[m]) m = (m + 1) & (live.cap - 1);
+                live.keys[m] = moved;
+                live.sizes[m] = moved_size;
+            }
+        }
+    }
+    pthread_mutex_unlock(&live.lock);
+    return size;
+}
+
+/* ---- allocation ---- */
+
+static void human(char *buf, size_t n, double bytes)
+{
+    if (bytes >= 1e9) snprintf(buf, n, "%.2f GB", bytes / 1e9);
+    else if (bytes >= 1e6) snprintf(buf, n, "%.1f MB", bytes / 1e6);
+    else snprintf(buf, n, "%.0f bytes", bytes);
+}
+
+static void out_of_memory(int64_t nbytes, LkDiag *diag)
+{
+    uint64_t pool = 0;
+    size_t free_b = 0, total_b = 0;
+    if (gpu_dev.pool) gpu_cu.MemPoolGetAttribute(gpu_dev.pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &pool);
+    gpu_cu.MemGetInfo(&free_b, &total_b);
+    char size[32], held[32], avail[32], total[32];
+    human(size, sizeof size, (double)nbytes);
+    human(held, sizeof held, (double)pool);
+    human(avail, sizeof avail, (double)free_b);
+    human(total, sizeof total, (double)total_b);
+    lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0,
+                "cannot allocate %lld bytes (%s) on the GPU: the memory pool holds %s, the device (%s) has %s free of %s",
+                (long long)nbytes, size, held, gpu_dev.info.name, avail, total);
+}
+
+static CUresult try_alloc(CUdeviceptr *d, size_t size, CUstream stream)
+{
+    return gpu_dev.pool ? gpu_cu.MemAllocAsync(d, size, stream) : gpu_cu.MemAlloc(d, size);
+}
+
+uint64_t rt_gpu_malloc(int64_t nbytes, LkDiag *diag)
+{
+    GpuThread *t = gpu_thread(diag);
+    if (!t) return 0;
+    if (nbytes < 0 || nbytes > gpu_dev.info.total_mem) { /* more than the device has: no use trimming */
+        out_of_memory(nbytes, diag);
+        return 0;
+    }
+    size_t size = nbytes > 0 ? (size_t)nbytes : 1; /* an empty array still has an address of its own */
+    CUdeviceptr d = 0;
+    CUresult r = try_alloc(&d, size, t->stream);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        /* freed blocks wait for the work queued before their frees: let it finish, give the pool's idle memory
+         * back to the driver, and try once more */
+        if (gpu_check(gpu_cu.CtxSynchronize(), "cuCtxSynchronize", LK_ERR_INTERNAL, diag) < 0) return 0;
+        if (gpu_dev.pool) gpu_cu.MemPoolTrimTo(gpu_dev.pool, 0);
+        r = try_alloc(&d, size, t->stream);
+    }
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        out_of_memory(nbytes, diag);
+        return 0;
+    }
+    if (gpu_check(r, gpu_dev.pool ? "cuMemAllocAsync" : "cuMemAlloc", LK_ERR_INTERNAL, diag) < 0) return 0;
+    live_add(d, nbytes);
+    atomic_fetch_add(&n_allocs, 1);
+    atomic_fetch_add(&n_live_bytes, nbytes);
+    return d;
+}
+
+void rt_gpu_free(uint64_t dptr)
+{
+    if (!dptr) return;
+    int64_t size = live_remove(dptr);
+    atomic_fetch_add(&n_frees, 1);
+    if (size > 0) atomic_fetch_sub(&n_live_bytes, size);
+    if (!gpu_usable()) return; /* lost or forked: the memory went with the context */
+    LkDiag diag = {0};
+    GpuThread *t = gpu_thread(&diag);
+    if (!t) return;
+    if (gpu_dev.pool) gpu_cu.MemFreeAsync(dptr, t->stream);
+    else gpu_cu.MemFree(dptr);
+}
+
+RtBuffer *rt_gpu_buffer_alloc(RtCtx *ctx, int64_t nbytes)
+{
+    LkDiag diag = {0};
+    RtBuffer *b = calloc(1, sizeof *b);
+    if (!b) {
+        ctx->err = (RtError){LK_ERR_MEMORY, RT_ERR_MEMORY, 0, -1, {nbytes, 0, 0}};
+        return NULL;
+    }
+    uint64_t d = rt_gpu_malloc(nbytes, &diag);
+    if (!d) {
+        free(b);
+        if (diag.kind == LK_ERR_MEMORY) {
+            /* extra[2] = 1: on the device; rt_error_diag words it with the message kept here (size, pool, free) */
+            gpu_fail(ctx, &diag);
+            ctx->err = (RtError){LK_ERR_MEMORY, RT_ERR_MEMORY, 0, -1, {nbytes, nbytes > gpu_dev.info.total_mem, 1}};
+            return NULL;
+        }
+        gpu_fail(ctx, &diag);
+        return NULL;
+    }
+    b->magic = RT_BUFFER_MAGIC;
+    b->flags = RT_BUFFER_DEVICE;
+    b->data = (void *)(uintptr_t)d;
+    b->nbytes = nbytes;
+    b->capacity = sizeof *b;
+    b->next = ctx->buffers;
+    ctx->buffers = b;
+    return b;
+}
+
+/* ---- copies ---- */
+
+static int copy_done(GpuThread *t, CUresult r, const char *call, LkDiag *diag)
+{
+    if (gpu_check(r, call, LK_ERR_INTERNAL, diag) < 0) return -1;
+    return gpu_check(gpu_cu.StreamSynchronize(t->stream), "cuStreamSynchronize", LK_ERR_INTERNAL, diag);
+}
+
+int rt_gpu_copy_to_device(uint64_t dst, const void *src, int64_t nbytes, LkDiag *diag)
+{
+    if (nbytes <= 0) return 0;
+    GpuThread *t = gpu_thread(diag);
+    if (!t || copy_done(t, gpu_cu.MemcpyHtoDAsync(dst, src, (size_t)nbytes, t->stream), "cuMemcpyHtoDAsync", diag) < 0)
+        return -1;
+    atomic_fetch_add(&n_h2d, 1);
+    atomic_fetch_add(&n_h2d_bytes, nbytes);
+    return 0;
+}
+
+int rt_gpu_copy_to_host(void *dst, uint64_t src, int64_t nbytes, LkDiag *diag)
+{
+    if (nbytes <= 0) return 0;
+    GpuThread *t = gpu_thread(diag);
+    if (!t || copy_done(t, gpu_cu.MemcpyDtoHAsync(dst, src, (size_t)nbytes, t->stream), "cuMemcpyDtoHAsync", diag) < 0)
+        return -1;
+    atomic_fetch_add(&n_d2h, 1);
+    atomic_fetch_add(&n_d2h_bytes, nbytes);
+    return 0;
+}
+
+int rt_gpu_copy_on_device(uint64_t dst, uint64_t src, int64_t nbytes, LkDiag *diag)
+{
+    if (nbytes <= 0) return 0;
+    GpuThread *t = gpu_thread(diag);
+    if (!t || copy_done(t, gpu_cu.MemcpyDtoDAsync(dst, src, (size_t)nbytes, t->stream), "cuMemcpyDtoDAsync", diag) < 0)
+        return -1;
+    atomic_fetch_add(&n_d2d, 1);
+    return 0;
+}
+
+/* One element, for host code's scalar accesses: not counted as copies (they are the call's own reads). */
+int rt_gpu_read_elem(RtCtx *ctx, const void *dptr, void *dst, int64_t size)
+{
+    LkDiag diag = {0};
+    GpuThread *t = gpu_thread(&diag);
+    if (!t || copy_done(t, gpu_cu.MemcpyDtoHAsync(dst, (CUdeviceptr)(uintptr_t)dptr, (size_t)size, t->stream),
+                        "cuMemcpyDtoHAsync", &diag) < 0)
+        return gpu_fail(ctx, &diag);
+    return 0;
+}
+
+int rt_gpu_write_elem(RtCtx *ctx, void *dptr, const void *src, int64_t size)
+{
+    LkDiag diag = {0};
+    GpuThread *t = gpu_thread(&diag);
+    if (!t || copy_done(t, gpu_cu.MemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dptr, src, (size_t)size, t->stream),
+                        "cuMemcpyHtoDAsync", &diag) < 0)
+        return gpu_fail(ctx, &diag);
+    return 0;
+}

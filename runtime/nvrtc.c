@@ -1,0 +1,243 @@
+/* nvrtc.c: CUDA C to device code with NVRTC, loaded with dlopen on first use (never at import, never linked).
+ *
+ * NVRTC needs no GPU, so this file works (and is tested) on machines without one. It is found, in order, at
+ * $LORIKEET_NVRTC (a library file, or a folder holding one), as libnvrtc.so.13 or .12 on the loader's path, in
+ * $CUDA_PATH/lib64, in /usr/local/cuda/lib64, and in the pip wheels' folders (nvidia/cu13/lib,
+ * nvidia/cuda_nvrtc/lib) under the folders the shim names with rt_nvrtc_add_search_dir (Python's sys.path:
+ * this layer cannot ask Python itself).
+ *
+ * The target: a cubin for sm_<cc> when nvrtcGetSupportedArchs lists cc, else PTX for the newest listed
+ * architecture the device can run (the driver compiles it). Options: C++17, --fmad=true, and nothing that
+ * changes results (no -ftz, no fast math) unless fastmath is asked for. No include path: generated code needs
+ * no CUDA header. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpu_internal.h"
+
+typedef int NvrtcResult; /* nvrtcResult: NVRTC_SUCCESS is 0 */
+typedef struct NvrtcProgram *NvrtcProgram;
+
+static struct {
+    const char *(*GetErrorString)(NvrtcResult);
+    NvrtcResult (*Version)(int *, int *);
+    NvrtcResult (*GetNumSupportedArchs)(int *);
+    NvrtcResult (*GetSupportedArchs)(int *);
+    NvrtcResult (*CreateProgram)(NvrtcProgram *, const char *, const char *, int, const char *const *,
+                                 const char *const *);
+    NvrtcResult (*DestroyProgram)(NvrtcProgram *);
+    NvrtcResult (*CompileProgram)(NvrtcProgram, int, const char *const *);
+    NvrtcResult (*GetPTXSize)(NvrtcProgram, size_t *);
+    NvrtcResult (*GetPTX)(NvrtcProgram, char *);
+    NvrtcResult (*GetCUBINSize)(NvrtcProgram, size_t *);
+    NvrtcResult (*GetCUBIN)(NvrtcProgram, char *);
+    NvrtcResult (*GetProgramLogSize)(NvrtcProgram, size_t *);
+    NvrtcResult (*GetProgramLog)(NvrtcProgram, char *);
+} nv;
+
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
+static char nvrtc_error[1200];
+static char nvrtc_path[1024];
+static int nvrtc_ver;          /* major * 1000 + minor * 10 */
+static int archs[64], narchs;  /* what nvrtcGetSupportedArchs lists, ascending */
+
+/* Folders named by the shim (sys.path), searched last; set before the first compile. */
+#define MAX_SEARCH_DIRS 32
+static char *search_dirs[MAX_SEARCH_DIRS];
+static int nsearch_dirs;
+static pthread_mutex_t search_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rt_nvrtc_add_search_dir(const char *dir)
+{
+    pthread_mutex_lock(&search_lock);
+    if (nsearch_dirs < MAX_SEARCH_DIRS) {
+        char *copy = strdup(dir);
+        if (copy) search_dirs[nsearch_dirs++] = copy;
+    }
+    pthread_mutex_unlock(&search_lock);
+}
+
+static void *open_lib(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h) snprintf(nvrtc_path, sizeof nvrtc_path, "%s", path);
+    return h;
+}
+
+/* libnvrtc.so.13, then .12, in folder dir. */
+static void *open_in_dir(const char *dir)
+{
+    static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+    char path[1024];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        void *h = open_lib(path);
+        if (h) return h;
+    }
+    return NULL;
+}
+
+static void *find_nvrtc(void)
+{
+    const char *env = getenv("LORIKEET_NVRTC");
+    if (env && *env) {
+        void *h = open_lib(env);
+        if (!h) h = open_in_dir(env);
+        if (h) return h;
+    }
+    void *h = open_lib("libnvrtc.so.13");
+    if (!h) h = open_lib("libnvrtc.so.12");
+    if (h) return h;
+    char dir[1024];
+    const char *cuda_path = getenv("CUDA_PATH");
+    if (cuda_path && *cuda_path) {
+        snprintf(dir, sizeof dir, "%s/lib64", cuda_path);
+        if ((h = open_in_dir(dir))) return h;
+    }
+    if ((h = open_in_dir("/usr/local/cuda/lib64"))) return h;
+    pthread_mutex_lock(&search_lock);
+    for (int i = 0; i < nsearch_dirs && !h; i++) {
+        static const char *wheels[] = {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"};
+        for (int w = 0; w < 2 && !h; w++) {
+            snprintf(dir, sizeof dir, "%s/%s", search_dirs[i], wheels[w]);
+            h = open_in_dir(dir);
+        }
+    }
+    pthread_mutex_unlock(&search_lock);
+    return h;
+}
+
+static void load_nvrtc(void)
+{
+    void *h = find_nvrtc();
+    if (!h) {
+        snprintf(nvrtc_error, sizeof nvrtc_error,
+                 "NVRTC (libnvrtc.so.13 or .12) was not found: install the CUDA toolkit or the nvidia-cuda-nvrtc "
+                 "wheel, or set LORIKEET_NVRTC to the library's path");
+        return;
+    }
+#define SYM(field, name)                                                                                        \
+    if (!(*(void **)&nv.field = dlsym(h, name))) {                                                              \
+        snprintf(nvrtc_error, sizeof nvrtc_error, "%s lacks %s: NVRTC 12 or newer is needed", nvrtc_path, name); \
+        nv.Version = NULL;                                                                                      \
+        return;                                                                                                 \
+    }
+    SYM(GetErrorString, "nvrtcGetErrorString") SYM(Version, "nvrtcVersion")
+    SYM(GetNumSupportedArchs, "nvrtcGetNumSupportedArchs") SYM(GetSupportedArchs, "nvrtcGetSupportedArchs")
+    SYM(CreateProgram, "nvrtcCreateProgram") SYM(DestroyProgram, "nvrtcDestroyProgram")
+    SYM(CompileProgram, "nvrtcCompileProgram") SYM(GetPTXSize, "nvrtcGetPTXSize") SYM(GetPTX, "nvrtcGetPTX")
+    SYM(GetCUBINSize, "nvrtcGetCUBINSize") SYM(GetCUBIN, "nvrtcGetCUBIN")
+    SYM(GetProgramLogSize, "nvrtcGetProgramLogSize") SYM(GetProgramLog, "nvrtcGetProgramLog")
+#undef SYM
+    int major = 0, minor = 0, n = 0;
+    if (nv.Version(&major, &minor) != 0 || nv.GetNumSupportedArchs(&n) != 0 || n <= 0 ||
+        n > (int)(sizeof archs / sizeof archs[0]) || nv.GetSupportedArchs(archs) != 0) {
+        snprintf(nvrtc_error, sizeof nvrtc_error, "%s does not answer nvrtcVersion/nvrtcGetSupportedArchs", nvrtc_path);
+        nv.Version = NULL;
+        return;
+    }
+    narchs = n;
+    nvrtc_ver = major * 1000 + minor * 10;
+}
+
+const char *rt_nvrtc_unavailable(void)
+{
+    pthread_once(&nvrtc_once, load_nvrtc);
+    return nv.Version ? NULL : nvrtc_error;
+}
+
+int rt_nvrtc_version(void)
+{
+    return rt_nvrtc_unavailable() ? 0 : nvrtc_ver;
+}
+
+int gpu_nvrtc_target(int cc, int *is_ptx)
+{
+    if (rt_nvrtc_unavailable()) return 0;
+    int best = 0;
+    for (int i = 0; i < narchs; i++) {
+        if (archs[i] == cc) {
+            *is_ptx = 0;
+            return cc;
+        }
+        if (archs[i] < cc && archs[i] > best) best = archs[i];
+    }
+    *is_ptx = 1;
+    return best;
+}
+
+static _Atomic int64_t n_compiles;
+
+int64_t gpu_nvrtc_compiles(void)
+{
+    return atomic_load(&n_compiles);
+}
+
+static char *program_log(NvrtcProgram prog)
+{
+    size_t n = 0;
+    if (nv.GetProgramLogSize(prog, &n) != 0 || n == 0) return strdup("");
+    char *text = malloc(n + 1);
+    if (!text) return NULL;
+    if (nv.GetProgramLog(prog, text) != 0) text[0] = 0;
+    text[n] = 0;
+    return text;
+}
+
+void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, size_t *size, int *is_ptx,
+                       char **log, LkDiag *diag)
+{
+    if (log) *log = NULL;
+    const char *why = rt_nvrtc_unavailable();
+    if (why) {
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", why);
+        return NULL;
+    }
+    int ptx = 0, arch = gpu_nvrtc_target(cc, &ptx);
+    if (!arch) {
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0,
+                    "NVRTC %d.%d cannot compile for compute capability %d.%d (the oldest it knows is %d.%d)",
+                    nvrtc_ver / 1000, nvrtc_ver % 1000 / 10, cc / 10, cc % 10, archs[0] / 10, archs[0] % 10);
+        return NULL;
+    }
+    char arch_opt[48];
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", arch);
+    const char *opts[] = {arch_opt, "--std=c++17", "--fmad=true", "--use_fast_math"};
+    int nopts = fastmath ? 4 : 3;
+    NvrtcProgram prog = NULL;
+    NvrtcResult r = nv.CreateProgram(&prog, src, name, 0, NULL, NULL);
+    if (r != 0) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "nvrtcCreateProgram failed for %s: %s", name, nv.GetErrorString(r));
+        return NULL;
+    }
+    atomic_fetch_add(&n_compiles, 1);
+    r = nv.CompileProgram(prog, nopts, opts);
+    void *image = NULL;
+    if (r != 0) {
+        char *text = program_log(prog);
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "NVRTC could not compile %s (%s, %s): %s", name, arch_opt,
+                    nv.GetErrorString(r), text ? text : "(no log)");
+        if (log) *log = text;
+        else free(text);
+        nv.DestroyProgram(&prog);
+        return NULL;
+    }
+    size_t n = 0;
+    r = ptx ? nv.GetPTXSize(prog, &n) : nv.GetCUBINSize(prog, &n);
+    if (r == 0 && (image = malloc(n ? n : 1)) != NULL) r = ptx ? nv.GetPTX(prog, image) : nv.GetCUBIN(prog, image);
+    if (r != 0 || !image) {
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "NVRTC compiled %s but its %s could not be read: %s", name,
+                    ptx ? "PTX" : "cubin", r ? nv.GetErrorString(r) : "out of memory");
+        free(image);
+        image = NULL;
+    } else {
+        *size = n;
+        *is_ptx = ptx;
+        if (log) *log = program_log(prog);
+    }
+    nv.DestroyProgram(&prog);
+    return image;
+}
