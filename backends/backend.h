@@ -57,6 +57,11 @@ typedef struct BeBackend {
     BeCompiled *(*load)(const void *bytes, size_t size, const BeOptions *opts, LkDiag *diag);
 } BeBackend;
 
+/* The CUDA C the gpu backend makes of typed (after ir_optimize, as every backend gets it): every kernel of the
+ * compilation and the device functions they call, as malloc'd text (f.inspect_cuda). Needs no GPU and no NVRTC;
+ * NULL with diag set (a CompileError naming the line for a form the gpu backend cannot run yet). */
+char *be_gpu_cuda_source(IrFunc *typed, const BeOptions *opts, LkDiag *diag);
+
 /* The backend of that name ("cpu", "openmp", "gpu"), or NULL with diag set. */
 const BeBackend *be_find(const char *name, LkDiag *diag);
 

@@ -197,3 +197,42 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     rt_arena_free(arena);
     return s;
 }
+
+/* The CUDA C that the gpu backend makes of the specialisation of d for args: typed and optimised as lk_compile
+ * does it, then be_gpu_cuda_source. Compiles nothing and needs no GPU (inspect_cuda). */
+PyObject *lk_cuda_source(PyObject *self, PyObject *args)
+{
+    PyObject *dobj, *call_args;
+    if (!PyArg_ParseTuple(args, "OO!", &dobj, &PyTuple_Type, &call_args)) return NULL;
+    LkDispatcher *d = (LkDispatcher *)dobj;
+    if (lk_ensure_untyped(d) < 0) return NULL;
+    const IrFunc *uf = untyped_of(d->untyped);
+    Py_ssize_t nargs = PyTuple_GET_SIZE(call_args);
+    if (nargs != uf->nparams) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %d positional argument%s but %zd %s given", uf->name, uf->nparams,
+                     uf->nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
+        return NULL;
+    }
+    IrType **types = PyMem_Calloc((size_t)(nargs ? nargs : 1), sizeof *types);
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (!(types[i] = lk_type_of_arg(PyTuple_GET_ITEM(call_args, i), uf->params[i]->name))) {
+            PyMem_Free(types);
+            return NULL;
+        }
+    LkDiag diag = {0};
+    RtArena *arena = rt_arena_new();
+    TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee};
+    IrFunc *typed = ts_specialize(uf, types, (int)nargs, &topts, arena, &diag);
+    if (PyErr_Occurred()) PyErr_Clear();
+    PyMem_Free(types);
+    char *src = NULL;
+    if (typed && ir_optimize(typed, &diag)) {
+        BeOptions bopts = {.fastmath = d->fastmath != 0, .module = "lk_inspect"};
+        src = be_gpu_cuda_source(typed, &bopts, &diag);
+    }
+    rt_arena_free(arena);
+    if (!src) return lk_raise_diag(&diag);
+    PyObject *text = PyUnicode_FromString(src);
+    free(src);
+    return text;
+}

@@ -375,6 +375,7 @@ static PyMethodDef module_methods[] = {
     {"set_parallel_threshold", set_parallel_threshold, METH_VARARGS, "work below which a loop stays on one thread"},
     {"get_parallel_threshold", get_parallel_threshold, METH_NOARGS, "work below which a loop stays on one thread"},
     {"lower", lk_lower, METH_VARARGS, "lower(fdef, env, file, line_offset) -> untyped IR capsule"},
+    {"cuda_source", lk_cuda_source, METH_VARARGS, "cuda_source(dispatcher, args) -> the gpu backend's CUDA C"},
     {"runtime_stats", runtime_stats, METH_NOARGS, "allocation counters of the runtime"},
     {"release_cached_memory", release_cached_memory, METH_NOARGS, "free the cached blocks of freed arrays"},
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},

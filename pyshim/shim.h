@@ -98,6 +98,8 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
 /* compile.c */
 LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io);
 PyObject *lk_lower(PyObject *self, PyObject *args);
+/* cuda_source(dispatcher, args) -> the CUDA C of the gpu backend for that specialisation (f.inspect_cuda) */
+PyObject *lk_cuda_source(PyObject *self, PyObject *args);
 void lk_free_spec(LkSpec *s);
 int lk_ensure_untyped(LkDispatcher *d);
 

@@ -124,6 +124,11 @@ class Dispatcher(_lorikeet.Dispatcher):
         """The optimised LLVM IR of the specialisation for these arguments."""
         return self._compile(tuple(args), True)[1]
 
+    def inspect_cuda(self, *args):
+        """The CUDA C that the gpu backend makes of the specialisation for these arguments: a kernel for every
+        parallel region, the device functions they call. Needs no GPU (nothing is compiled or run)."""
+        return _lorikeet.cuda_source(self, tuple(args))
+
     def ir_hash(self, *args):
         """The canonical hash (SHA-256, hex) of the typed IR after the IR passes of the specialisation for these
         arguments: the content address of the compilation. Unlike inspect_types' text it covers every source

@@ -1,0 +1,569 @@
+/* cuda_expr.c: scalar expressions of the typed IR as CUDA C, with the scalar rules of ir.h (the helpers of
+ * cuda_preamble.c), every operand in a temporary of its own so that the order of evaluation is ir.h's. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cuda.h"
+
+void cu_buf_printf(CuBuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (need < 0) return;
+    if (b->n + (size_t)need + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + (size_t)need + 1) cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) rt_out_of_memory(cap);
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)need + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)need;
+}
+
+void cu_buf_free(CuBuf *b)
+{
+    free(b->s);
+    *b = (CuBuf){0};
+}
+
+void cu_line(Cu *c, const char *fmt, ...)
+{
+    char stack[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(stack, sizeof stack, fmt, ap);
+    va_end(ap);
+    char *text = stack;
+    if (need >= (int)sizeof stack) {
+        text = rt_arena_alloc(c->a, (size_t)need + 1);
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)need + 1, fmt, ap);
+        va_end(ap);
+    }
+    cu_buf_printf(c->out, "%*s%s\n", 4 * c->indent, "", text);
+}
+
+const char *cu_fmt(Cu *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = rt_arena_alloc(c->a, (size_t)need + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)need + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+const char *cu_new_tmp(Cu *c)
+{
+    return cu_fmt(c, "t%d", c->ntmp++);
+}
+
+const char *cu_tmp(Cu *c, const IrType *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *e = rt_arena_alloc(c->a, (size_t)need + 1);
+    va_start(ap, fmt);
+    vsnprintf(e, (size_t)need + 1, fmt, ap);
+    va_end(ap);
+    const char *name = cu_new_tmp(c);
+    cu_line(c, "%s %s = %s;", cu_type(c, t), name, e);
+    return name;
+}
+
+const char *cu_scalar(IrDtype dt)
+{
+    switch (dt) {
+    case IR_DT_BOOL: return "bool";
+    case IR_DT_INT8: return "i8";
+    case IR_DT_INT16: return "i16";
+    case IR_DT_INT32: return "i32";
+    case IR_DT_INT64: return "i64";
+    case IR_DT_UINT8: return "u8";
+    case IR_DT_UINT16: return "u16";
+    case IR_DT_UINT32: return "u32";
+    case IR_DT_UINT64: return "u64";
+    case IR_DT_FLOAT32: return "f32";
+    case IR_DT_FLOAT64: return "f64";
+    case IR_DT_COUNT: break;
+    }
+    return "i64";
+}
+
+/* the unsigned type of dt's width, and the one arithmetic that wraps is done in (at least 32 bits) */
+static const char *unsigned_of(IrDtype dt)
+{
+    switch (ir_dtype_bits(dt)) {
+    case 8: return "u8";
+    case 16: return "u16";
+    case 32: return "u32";
+    default: return "u64";
+    }
+}
+
+static const char *wide_unsigned(IrDtype dt)
+{
+    return ir_dtype_bits(dt) > 32 ? "u64" : "u32";
+}
+
+static void define_array(Cu *c, int nd)
+{
+    if (c->array_nd[nd]) return;
+    c->array_nd[nd] = true;
+    cu_buf_printf(&c->types, "struct lk_a%d { char *data; char *base; i64 shape[%d]; i64 strides[%d]; };\n", nd,
+                  nd ? nd : 1, nd ? nd : 1);
+}
+
+const char *cu_type(Cu *c, const IrType *t)
+{
+    switch (t->kind) {
+    case IR_TY_SCALAR: return cu_scalar(t->dtype);
+    case IR_TY_ARRAY:
+        define_array(c, t->ndim);
+        return cu_fmt(c, "lk_a%d", t->ndim);
+    case IR_TY_TUPLE: {
+        for (int i = 0; i < c->ntuples; i++)
+            if (c->tuples[i] == t) return cu_fmt(c, "lk_t%d", i);
+        const char **elems = rt_arena_alloc(c->a, sizeof *elems * (size_t)(t->nelems + 1));
+        for (int i = 0; i < t->nelems; i++) elems[i] = cu_type(c, t->elems[i]);
+        if (c->ntuples == CU_MAX_TUPLES) {
+            lk_diag_set(c->diag, LK_ERR_COMPILE, c->f->file, c->f->line, 0, "the gpu backend cannot run this many tuple types yet");
+            return "lk_none";
+        }
+        int k = c->ntuples++;
+        c->tuples[k] = t;
+        cu_buf_printf(&c->types, "struct lk_t%d {", k);
+        for (int i = 0; i < t->nelems; i++) cu_buf_printf(&c->types, " %s e%d;", elems[i], i);
+        cu_buf_printf(&c->types, " };\n");
+        return cu_fmt(c, "lk_t%d", k);
+    }
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC:
+        return "lk_none";
+    }
+    return "lk_none";
+}
+
+static const char *int_literal(Cu *c, IrDtype dt, int64_t i)
+{
+    if (dt == IR_DT_BOOL) return i ? "true" : "false";
+    if (!ir_dtype_is_signed(dt)) {
+        uint64_t u = (uint64_t)i;
+        int bits = ir_dtype_bits(dt);
+        if (bits < 64) u &= (1ULL << bits) - 1;
+        return cu_fmt(c, "((%s)%lluULL)", cu_scalar(dt), (unsigned long long)u);
+    }
+    if (i == INT64_MIN) return cu_fmt(c, "((%s)(-9223372036854775807LL - 1))", cu_scalar(dt));
+    return cu_fmt(c, "((%s)%lldLL)", cu_scalar(dt), (long long)i);
+}
+
+static const char *float_literal(Cu *c, IrDtype dt, double f)
+{
+    if (dt == IR_DT_FLOAT32) {
+        float x = (float)f;
+        if (isfinite(x)) return cu_fmt(c, "%af", (double)x);
+        uint32_t bits;
+        memcpy(&bits, &x, 4);
+        return cu_fmt(c, "LK_F(0x%08x)", bits);
+    }
+    if (isfinite(f)) return cu_fmt(c, "%a", f);
+    uint64_t bits;
+    memcpy(&bits, &f, 8);
+    return cu_fmt(c, "LK_D(0x%016llxLL)", (unsigned long long)bits);
+}
+
+const char *cu_konst(Cu *c, const IrType *t, int64_t i, double f)
+{
+    if (t->kind != IR_TY_SCALAR) return cu_fmt(c, "%s()", cu_type(c, t));
+    if (ir_dtype_is_float(t->dtype)) return float_literal(c, t->dtype, f);
+    return int_literal(c, t->dtype, i);
+}
+
+const char *cu_truth(Cu *c, const char *v, const IrType *t)
+{
+    if (t->kind != IR_TY_SCALAR) return "false";
+    if (t->dtype == IR_DT_BOOL) return v;
+    return cu_fmt(c, "(%s != 0)", v);
+}
+
+/* The saturating conversion of float x (dtype from) to integer dtype to. */
+static const char *float_to_int(Cu *c, const char *x, IrDtype from, IrDtype to)
+{
+    int bits = ir_dtype_bits(to);
+    bool sg = ir_dtype_is_signed(to);
+    double hi = ldexp(1.0, sg ? bits - 1 : bits), lo = sg ? -hi : -1.0;
+    const char *tmin, *tmax;
+    if (sg) {
+        tmin = int_literal(c, to, bits == 64 ? INT64_MIN : -(1LL << (bits - 1)));
+        tmax = int_literal(c, to, bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1);
+    } else {
+        tmin = int_literal(c, to, 0);
+        tmax = int_literal(c, to, -1);
+    }
+    return cu_fmt(c, "lk_f2i<%s, %s>(%s, %s, %s, %s, %s)", cu_scalar(to), cu_scalar(from), x,
+                  float_literal(c, from, lo), float_literal(c, from, hi), tmin, tmax);
+}
+
+const char *cu_cast(Cu *c, const char *v, const IrType *from, const IrType *to)
+{
+    if (from == to || from->kind != IR_TY_SCALAR || to->kind != IR_TY_SCALAR) return v;
+    IrDtype a = from->dtype, b = to->dtype;
+    if (a == b) return v;
+    if (b == IR_DT_BOOL) return cu_truth(c, v, from);
+    if (ir_dtype_is_float(a) && !ir_dtype_is_float(b)) return float_to_int(c, v, a, b);
+    return cu_fmt(c, "((%s)%s)", cu_scalar(b), v);
+}
+
+void cu_raise(Cu *c, const char *cond, RtErrCode code, IrPos pos, const char *e0, const char *e1, const char *e2)
+{
+    int where = rt_names_index(c->names, pos.file ? pos.file : c->f->file);
+    const char *call = cu_fmt(c, "lk_raise(lk_err, lk_order, %d, %d, %d, %d, (i64)(%s), (i64)(%s), (i64)(%s)); %s",
+                              (int)rt_err_kind(code), (int)code, pos.line, where, e0 ? e0 : "0", e1 ? e1 : "0",
+                              e2 ? e2 : "0", c->fail);
+    if (cond) cu_line(c, "if (%s) { %s }", cond, call);
+    else cu_line(c, "{ %s }", call);
+}
+
+const char *cu_refuse(Cu *c, const IrNode *n, const char *what)
+{
+    if (c->diag->kind == LK_OK)
+        lk_diag_set(c->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : c->f->file, n->pos.line, n->pos.col,
+                    "the gpu backend cannot run %s inside a kernel yet", what);
+    return NULL;
+}
+
+/* Python's // and % on integers: ZeroDivisionError first. */
+static const char *int_divmod(Cu *c, const IrNode *n, IrDtype dt, const char *l, const char *r, bool is_mod)
+{
+    cu_raise(c, cu_fmt(c, "%s == 0", r), RT_ERR_ZERODIV, n->pos, is_mod ? "1" : "0", NULL, NULL);
+    const char *T = cu_scalar(dt);
+    if (!ir_dtype_is_signed(dt)) return cu_fmt(c, "((%s)(%s %s %s))", T, l, is_mod ? "%" : "/", r);
+    if (is_mod) return cu_fmt(c, "lk_mod<%s>(%s, %s)", T, l, r);
+    return cu_fmt(c, "lk_floordiv<%s, %s>(%s, %s)", T, wide_unsigned(dt), l, r);
+}
+
+static const char *int_pow(Cu *c, const IrNode *n, IrDtype dt, const char *l, const char *r)
+{
+    if (ir_dtype_is_signed(dt)) {
+        cu_raise(c, cu_fmt(c, "%s < 0", r), RT_ERR_VALUE, n->pos, cu_fmt(c, "%d", RT_VAL_NEG_POWER), NULL, NULL);
+        return cu_fmt(c, "((%s)lk_ipow((u64)(i64)%s, (u64)(i64)%s))", cu_scalar(dt), l, r);
+    }
+    return cu_fmt(c, "((%s)lk_ipow((u64)%s, (u64)%s))", cu_scalar(dt), l, r);
+}
+
+static const char *wrap(Cu *c, IrDtype dt, const char *l, const char *op, const char *r)
+{
+    const char *W = wide_unsigned(dt);
+    return cu_fmt(c, "((%s)((%s)%s %s (%s)%s))", cu_scalar(dt), W, l, op, W, r);
+}
+
+const char *cu_binop(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, const char *l, const char *r)
+{
+    bool fl = ir_dtype_is_float(dt), bl = dt == IR_DT_BOOL;
+    const char *T = cu_scalar(dt), *sfx = dt == IR_DT_FLOAT32 ? "f32" : "f64";
+    switch (op) {
+    case IR_OP_ADD:
+        if (bl) return cu_fmt(c, "((bool)(%s ^ %s))", l, r);
+        return fl ? cu_fmt(c, "(%s + %s)", l, r) : wrap(c, dt, l, "+", r);
+    case IR_OP_SUB:
+        if (bl) return cu_fmt(c, "((bool)(%s ^ %s))", l, r);
+        return fl ? cu_fmt(c, "(%s - %s)", l, r) : wrap(c, dt, l, "-", r);
+    case IR_OP_MUL:
+        if (bl) return cu_fmt(c, "((bool)(%s & %s))", l, r);
+        return fl ? cu_fmt(c, "(%s * %s)", l, r) : wrap(c, dt, l, "*", r);
+    case IR_OP_DIV: return cu_fmt(c, "(%s / %s)", l, r);
+    case IR_OP_FLOORDIV: return fl ? cu_fmt(c, "lk_ffloordiv_%s(%s, %s)", sfx, l, r) : int_divmod(c, n, dt, l, r, false);
+    case IR_OP_MOD: return fl ? cu_fmt(c, "lk_fmod_%s(%s, %s)", sfx, l, r) : int_divmod(c, n, dt, l, r, true);
+    case IR_OP_POW:
+        if (fl) return cu_fmt(c, "%s(%s, %s)", dt == IR_DT_FLOAT32 ? "powf" : "pow", l, r);
+        return int_pow(c, n, dt, l, r);
+    case IR_OP_LSHIFT:
+        return cu_fmt(c, "lk_shl<%s, %s, %d>(%s, %s)", T, unsigned_of(dt), ir_dtype_bits(dt), l, r);
+    case IR_OP_RSHIFT:
+        return cu_fmt(c, "lk_shr<%s, %s, %d>(%s, %s)", T, unsigned_of(dt), ir_dtype_bits(dt), l, r);
+    case IR_OP_BITAND: return cu_fmt(c, "((%s)(%s & %s))", T, l, r);
+    case IR_OP_BITOR: return cu_fmt(c, "((%s)(%s | %s))", T, l, r);
+    case IR_OP_BITXOR: return cu_fmt(c, "((%s)(%s ^ %s))", T, l, r);
+    case IR_OP_MIN:
+        if (fl) return cu_fmt(c, "lk_minnp<%s>(%s, %s)", T, l, r);
+        if (bl) return cu_fmt(c, "((bool)(%s & %s))", l, r);
+        return cu_fmt(c, "(%s <= %s ? %s : %s)", l, r, l, r);
+    case IR_OP_MAX:
+        if (fl) return cu_fmt(c, "lk_maxnp<%s>(%s, %s)", T, l, r);
+        if (bl) return cu_fmt(c, "((bool)(%s | %s))", l, r);
+        return cu_fmt(c, "(%s >= %s ? %s : %s)", l, r, l, r);
+    case IR_OP_MATMUL: break;
+    }
+    return cu_refuse(c, n, "the @ operator on scalars");
+}
+
+static const char *unop(Cu *c, const IrNode *n, const char *x)
+{
+    IrDtype dt = n->u.unop.operand->type->dtype;
+    const char *T = cu_scalar(dt);
+    switch (n->u.unop.op) {
+    case IR_UOP_NEG:
+        if (ir_dtype_is_float(dt)) return cu_fmt(c, "(-%s)", x);
+        if (dt == IR_DT_BOOL) return x;
+        return wrap(c, dt, "0", "-", x);
+    case IR_UOP_POS: return x;
+    case IR_UOP_INVERT:
+        if (dt == IR_DT_BOOL) return cu_fmt(c, "(!%s)", x);
+        return cu_fmt(c, "((%s)~%s)", T, x);
+    case IR_UOP_NOT: return cu_fmt(c, "(!%s)", x);
+    case IR_UOP_ABS:
+        if (ir_dtype_is_float(dt)) return cu_fmt(c, "%s(%s)", dt == IR_DT_FLOAT32 ? "fabsf" : "fabs", x);
+        if (!ir_dtype_is_signed(dt)) return x;
+        return cu_fmt(c, "(%s < 0 ? %s : %s)", x, wrap(c, dt, "0", "-", x), x);
+    }
+    return x;
+}
+
+const char *cu_math(Cu *c, IrMathFn fn, IrDtype dt, const char *a0, const char *a1)
+{
+    bool f32 = dt == IR_DT_FLOAT32;
+    switch (fn) {
+    case IR_MATH_ISNAN: return cu_fmt(c, "(%s != %s)", a0, a0);
+    case IR_MATH_ISINF: return cu_fmt(c, "(%s(%s) == %s)", f32 ? "fabsf" : "fabs", a0, f32 ? "LK_INF32" : "LK_INF64");
+    case IR_MATH_ISFINITE: return cu_fmt(c, "(%s(%s) < %s)", f32 ? "fabsf" : "fabs", a0, f32 ? "LK_INF32" : "LK_INF64");
+    default: break;
+    }
+    const char *name = ir_math_c_name(fn, f32);
+    if (ir_math_arity(fn) == 2) return cu_fmt(c, "%s(%s, %s)", name, a0, a1);
+    return cu_fmt(c, "%s(%s)", name, a0);
+}
+
+int cu_dev_index(const Cu *c, const IrFunc *f)
+{
+    for (int i = 0; i < c->ndev; i++)
+        if (c->dev[i] == f) return i;
+    return -1;
+}
+
+static const char *call_user(Cu *c, const IrNode *n)
+{
+    const IrFunc *callee = n->u.call.callee;
+    int k = cu_dev_index(c, callee);
+    if (k < 0 || !callee) return cu_refuse(c, n, "this call");
+    const char **args = rt_arena_alloc(c->a, sizeof *args * (size_t)(n->u.call.nargs + 1));
+    for (int i = 0; i < n->u.call.nargs; i++) {
+        const char *v = cu_expr(c, n->u.call.args[i]);
+        if (!v) return NULL;
+        v = cu_cast(c, v, n->u.call.args[i]->type, callee->params[i]->type);
+        args[i] = cu_tmp(c, callee->params[i]->type, "%s", v);
+    }
+    const char *ret = cu_new_tmp(c);
+    cu_line(c, "%s %s;", cu_type(c, callee->ret_type), ret);
+    CuBuf call = {0};
+    cu_buf_printf(&call, "lk_f%d(lk_err, lk_order, &%s", k, ret);
+    for (int i = 0; i < n->u.call.nargs; i++) cu_buf_printf(&call, ", %s", args[i]);
+    cu_buf_printf(&call, ")");
+    cu_line(c, "if (%s) %s", call.s, c->fail);
+    cu_buf_free(&call);
+    return ret;
+}
+
+static const char *boolop(Cu *c, const IrNode *n)
+{
+    const char *res = cu_new_tmp(c);
+    cu_line(c, "%s %s;", cu_type(c, n->type), res);
+    int opened = 0;
+    for (int i = 0; i < n->u.boolop.n; i++) {
+        const IrNode *v = n->u.boolop.values[i];
+        const char *x = cu_expr(c, v);
+        if (!x) return NULL;
+        cu_line(c, "%s = %s;", res, cu_cast(c, x, v->type, n->type));
+        if (i + 1 == n->u.boolop.n) break;
+        const char *t = cu_truth(c, res, n->type);
+        cu_line(c, "if (%s%s) {", n->u.boolop.is_and ? "" : "!", t);
+        c->indent++;
+        opened++;
+    }
+    while (opened--) {
+        c->indent--;
+        cu_line(c, "}");
+    }
+    return res;
+}
+
+static const char *ifexp(Cu *c, const IrNode *n)
+{
+    const char *cond = cu_expr(c, n->u.ifexp.cond);
+    if (!cond) return NULL;
+    const char *res = cu_new_tmp(c);
+    cu_line(c, "%s %s;", cu_type(c, n->type), res);
+    cu_line(c, "if (%s) {", cu_truth(c, cond, n->u.ifexp.cond->type));
+    c->indent++;
+    const char *a = cu_expr(c, n->u.ifexp.then);
+    if (!a) return NULL;
+    cu_line(c, "%s = %s;", res, cu_cast(c, a, n->u.ifexp.then->type, n->type));
+    c->indent--;
+    cu_line(c, "} else {");
+    c->indent++;
+    const char *b = cu_expr(c, n->u.ifexp.orelse);
+    if (!b) return NULL;
+    cu_line(c, "%s = %s;", res, cu_cast(c, b, n->u.ifexp.orelse->type, n->type));
+    c->indent--;
+    cu_line(c, "}");
+    return res;
+}
+
+static const char *var(Cu *c, const IrNode *n)
+{
+    IrVar *v = n->u.var.var;
+    if (n->u.var.check_bound && v->maybe_unbound) {
+        int name = rt_names_index(c->names, v->name);
+        cu_raise(c, cu_fmt(c, "!b%d", v->id), RT_ERR_UNBOUND, n->pos, cu_fmt(c, "%d", name), NULL, NULL);
+    }
+    if (v->type->kind != IR_TY_SCALAR && v->type->kind != IR_TY_ARRAY && v->type->kind != IR_TY_TUPLE)
+        return cu_fmt(c, "%s()", cu_type(c, v->type));
+    return cu_fmt(c, "v%d", v->id);
+}
+
+static const char *tuple(Cu *c, const IrNode *n)
+{
+    const char **items = rt_arena_alloc(c->a, sizeof *items * (size_t)(n->u.tuple.n + 1));
+    for (int i = 0; i < n->u.tuple.n; i++) {
+        items[i] = cu_expr(c, n->u.tuple.items[i]);
+        if (!items[i]) return NULL;
+        items[i] = cu_cast(c, items[i], n->u.tuple.items[i]->type, n->type->elems[i]);
+    }
+    const char *t = cu_new_tmp(c);
+    cu_line(c, "%s %s;", cu_type(c, n->type), t);
+    for (int i = 0; i < n->u.tuple.n; i++) cu_line(c, "%s.e%d = %s;", t, i, items[i]);
+    return t;
+}
+
+const char *cu_expr(Cu *c, const IrNode *n)
+{
+    if (c->diag->kind != LK_OK) return NULL;
+    switch (n->kind) {
+    case IR_CONST: return cu_konst(c, n->type, n->u.konst.i, n->u.konst.f);
+    case IR_VAR: return var(c, n);
+    case IR_BINOP: {
+        const char *l = cu_expr(c, n->u.binop.lhs);
+        const char *r = l ? cu_expr(c, n->u.binop.rhs) : NULL;
+        if (!r) return NULL;
+        const char *v = cu_binop(c, n, n->u.binop.op, n->u.binop.lhs->type->dtype, l, r);
+        return v ? cu_tmp(c, n->type, "%s", v) : NULL;
+    }
+    case IR_UNOP: {
+        const char *x = cu_expr(c, n->u.unop.operand);
+        return x ? cu_tmp(c, n->type, "%s", unop(c, n, x)) : NULL;
+    }
+    case IR_COMPARE: {
+        static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
+        const char *l = cu_expr(c, n->u.compare.operands[0]);
+        const char *r = l ? cu_expr(c, n->u.compare.operands[1]) : NULL;
+        if (!r) return NULL;
+        return cu_tmp(c, n->type, "(%s %s %s)", l, ops[n->u.compare.ops[0]], r);
+    }
+    case IR_BOOLOP: return boolop(c, n);
+    case IR_IFEXP: return ifexp(c, n);
+    case IR_CALL:
+        if (n->u.call.ckind == IR_CALLEE_FUNC) return call_user(c, n);
+        if (n->u.call.ckind == IR_CALLEE_INTRINSIC) return cu_intrinsic(c, n);
+        return cu_refuse(c, n, "this call");
+    case IR_INDEX: return cu_index(c, n);
+    case IR_TUPLE: return tuple(c, n);
+    case IR_TUPLE_GET: {
+        const char *t = cu_expr(c, n->u.tuple_get.tuple);
+        return t ? cu_fmt(c, "%s.e%d", t, n->u.tuple_get.k) : NULL;
+    }
+    case IR_CAST: {
+        const char *v = cu_expr(c, n->u.cast.value);
+        return v ? cu_tmp(c, n->type, "%s", cu_cast(c, v, n->u.cast.value->type, n->type)) : NULL;
+    }
+    case IR_MATH: {
+        const char *a[2] = {NULL, NULL};
+        for (int i = 0; i < ir_math_arity(n->u.math.fn); i++)
+            if (!(a[i] = cu_expr(c, n->u.math.args[i]))) return NULL;
+        return cu_tmp(c, n->type, "%s", cu_math(c, n->u.math.fn, n->u.math.args[0]->type->dtype, a[0], a[1]));
+    }
+    case IR_ARRAY_DIM: {
+        const char *a = cu_expr(c, n->u.array_dim.array);
+        return a ? cu_fmt(c, "%s.shape[%d]", a, n->u.array_dim.axis) : NULL;
+    }
+    case IR_ALLOC: return cu_refuse(c, n, "an allocation of a new array");
+    case IR_MAP: return cu_nested_map(c, n);
+    case IR_IMAP: return cu_nested_imap(c, n);
+    case IR_REDUCE: return cu_nested_reduce(c, n);
+    case IR_SCAN: return cu_refuse(c, n, "a scan (it makes a new array)");
+    case IR_BCAST_SHAPE: return cu_bcast_shape(c, n);
+    case IR_LAMBDA: return "lk_none()";
+    case IR_COMPREHENSION: case IR_NAMEREF: case IR_SLICE: case IR_ATTR:
+    case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE: case IR_FOR_RANGE: case IR_FOR_ITER:
+    case IR_BREAK: case IR_CONTINUE: case IR_RETURN: case IR_EXPR_STMT: case IR_PASS: case IR_KIND_COUNT:
+        break;
+    }
+    lk_diag_set(c->diag, LK_ERR_INTERNAL, c->f->file, n->pos.line, n->pos.col,
+                "the gpu backend cannot lower a %s expression here", ir_kind_name(n->kind));
+    return NULL;
+}
+
+const char *cu_load(Cu *c, IrDtype dt, const char *addr)
+{
+    if (dt == IR_DT_BOOL) return cu_fmt(c, "(*(const u8 *)(%s) != 0)", addr);
+    return cu_fmt(c, "(*(const %s *)(%s))", cu_scalar(dt), addr);
+}
+
+void cu_store_at(Cu *c, IrDtype dt, const char *addr, const char *v)
+{
+    if (dt == IR_DT_BOOL) cu_line(c, "*(u8 *)(%s) = (u8)(%s);", addr, v);
+    else cu_line(c, "*(%s *)(%s) = %s;", cu_scalar(dt), addr, v);
+}
+
+static const char *slot_value(Cu *c, const IrType *t, int slot)
+{
+    if (ir_dtype_is_float(t->dtype)) {
+        if (t->dtype == IR_DT_FLOAT32) return cu_fmt(c, "((f32)__longlong_as_double(p.s[%d]))", slot);
+        return cu_fmt(c, "__longlong_as_double(p.s[%d])", slot);
+    }
+    if (t->dtype == IR_DT_BOOL) return cu_fmt(c, "(p.s[%d] != 0)", slot);
+    return cu_fmt(c, "((%s)p.s[%d])", cu_scalar(t->dtype), slot);
+}
+
+void cu_fill_slots(Cu *c, const char *dst, const IrType *t, int *slot)
+{
+    switch (t->kind) {
+    case IR_TY_SCALAR: cu_line(c, "%s = %s;", dst, slot_value(c, t, (*slot)++)); return;
+    case IR_TY_ARRAY:
+        cu_line(c, "%s.data = (char *)p.s[%d];", dst, (*slot)++);
+        cu_line(c, "%s.base = (char *)p.s[%d];", dst, (*slot)++);
+        for (int d = 0; d < t->ndim; d++) cu_line(c, "%s.shape[%d] = p.s[%d];", dst, d, (*slot)++);
+        for (int d = 0; d < t->ndim; d++) cu_line(c, "%s.strides[%d] = p.s[%d];", dst, d, (*slot)++);
+        return;
+    case IR_TY_TUPLE:
+        for (int i = 0; i < t->nelems; i++) cu_fill_slots(c, cu_fmt(c, "%s.e%d", dst, i), t->elems[i], slot);
+        return;
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return;
+    }
+}
+
+const char *cu_from_slots(Cu *c, const IrType *t, int slot)
+{
+    if (t->kind == IR_TY_SCALAR) return slot_value(c, t, slot);
+    const char *name = cu_new_tmp(c);
+    cu_line(c, "%s %s;", cu_type(c, t), name);
+    cu_fill_slots(c, name, t, &slot);
+    return name;
+}
+
+const char *cu_to_slot(Cu *c, const char *v, const IrType *t)
+{
+    if (t->dtype == IR_DT_FLOAT32) return cu_fmt(c, "__double_as_longlong((f64)%s)", v);
+    if (t->dtype == IR_DT_FLOAT64) return cu_fmt(c, "__double_as_longlong(%s)", v);
+    return cu_fmt(c, "((i64)%s)", v);
+}

@@ -1,0 +1,571 @@
+/* cuda_kernels.c: one CUDA C kernel per parallel region, reading its parameter block exactly as
+ * gpu_kernel_layout() (kernel_abi.c) lays it out. Work items are spread over the grid with a grid-stride loop;
+ * each work item runs the region's element code on a private copy of the region's uses. A failing work item
+ * writes the error record (lowest work item wins, cuda_preamble.c) and stops its thread; in a reduce kernel it
+ * stops accumulating and still takes part in the block's barriers.
+ *
+ * Reductions of everything (and a prange's reductions) reduce per thread, then per block (warp shuffles and a
+ * shared-memory tree that pairs neighbours, lk_block_reduce), write the block's partial to the scratch, and the
+ * last block to take the ticket combines the partials in block order and zeroes the ticket: the result depends
+ * on the grid only, never on which block finished first. A user's combine (lk.reduce with a function) runs in
+ * one thread, in order (a combine may raise, and the tree has no way out of its barriers yet). Axis reductions
+ * and scans take a work item per line, which reduces or scans it in order. */
+#include "cuda.h"
+
+/* Variables of the region that the element code takes from the slots, at the start of each work item (a
+ * prange's reduction variables excepted: they accumulate over the thread's work items). */
+static void init_uses(Cu *c, const GpuKernelLayout *k)
+{
+    const IrRegion *r = k->node->region;
+    for (int j = 0; j < r->nuses; j++) {
+        const IrVar *v = r->uses[j];
+        bool is_red = false;
+        if (k->kind == GPU_K_PRANGE)
+            for (int i = 0; i < k->node->u.for_range.nreds; i++) is_red |= k->node->u.for_range.reds[i].var == v;
+        if (is_red || !v->type) continue;
+        int slot = k->use[j];
+        if (v->type->kind == IR_TY_SCALAR || v->type->kind == IR_TY_ARRAY || v->type->kind == IR_TY_TUPLE)
+            cu_fill_slots(c, cu_fmt(c, "v%d", v->id), v->type, &slot);
+        if (v->maybe_unbound) cu_line(c, "b%d = true;", v->id);
+    }
+}
+
+/* The map's inputs and the space's dims from the slots, as named locals. */
+static void map_src(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, bool restrict_ok)
+{
+    const IrNode *map = k->map;
+    m->map = map;
+    m->ndim = k->ndim;
+    for (int d = 0; d < k->ndim; d++) {
+        m->dims[d] = cu_fmt(c, "lk_d%d", d);
+        cu_line(c, "const i64 lk_d%d = p.s[%d];", d, k->dims + d);
+    }
+    for (int i = 0; i < k->ninputs; i++) {
+        const IrType *t = map->u.map.inputs[i]->type;
+        if (t->kind != IR_TY_ARRAY) {
+            m->val[i] = cu_fmt(c, "lk_in%d", i);
+            cu_line(c, "const %s lk_in%d = %s;", cu_type(c, t), i, cu_from_slots(c, t, k->input[i]));
+            continue;
+        }
+        m->val[i] = cu_fmt(c, "lk_in%d", i);
+        cu_line(c, "const char *%slk_in%d = (const char *)p.s[%d];", restrict_ok ? "__restrict__ " : "", i, k->input[i]);
+        for (int a = 0; a < t->ndim; a++) {
+            m->stride[i][a] = cu_fmt(c, "lk_in%d_s%d", i, a);
+            cu_line(c, "const i64 lk_in%d_s%d = p.s[%d];", i, a, k->input[i] + 1 + a);
+        }
+    }
+}
+
+/* Whether the flat loop can serve: every array input of the space's ndim with C layout, out too. */
+static bool flat_possible(const GpuKernelLayout *k, const IrType *out_t)
+{
+    if (k->flat_ok < 0 || k->ndim == 0) return false;
+    if (out_t && out_t->layout != IR_LAYOUT_C) return false;
+    for (int i = 0; i < k->ninputs; i++) {
+        const IrType *t = k->map->u.map.inputs[i]->type;
+        if (t->kind == IR_TY_ARRAY && (t->layout != IR_LAYOUT_C || t->ndim != k->ndim)) return false;
+    }
+    return true;
+}
+
+/* i64 idx[d] of work item `w` unravelled (C order) over dims, skipping axis `skip` (-1: none). */
+static void unravel(Cu *c, const char *w, int ndim, const char *const *dims, int skip, const char **idx)
+{
+    const char *r = cu_tmp(c, ir_type_scalar(IR_DT_INT64), "%s", w);
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (d == skip) continue;
+        idx[d] = cu_new_tmp(c);
+        bool first = true;
+        for (int e = 0; e < d; e++) first &= e == skip;
+        if (first) {
+            cu_line(c, "const i64 %s = %s;", idx[d], r);
+        } else {
+            cu_line(c, "const i64 %s = %s %% %s;", idx[d], r, dims[d]);
+            cu_line(c, "%s /= %s;", r, dims[d]);
+        }
+    }
+}
+
+static const char *out_addr(Cu *c, const char *out, int ndim, const char *const *idx)
+{
+    CuBuf b = {0};
+    cu_buf_printf(&b, "%s", out);
+    for (int d = 0; d < ndim; d++) cu_buf_printf(&b, " + %s * lk_out_s%d", idx[d], d);
+    const char *r = cu_fmt(c, "%s", b.s);
+    cu_buf_free(&b);
+    return r;
+}
+
+static void out_slots(Cu *c, const GpuKernelLayout *k, int ndim)
+{
+    cu_line(c, "char *lk_out = (char *)p.s[%d];", k->out);
+    for (int d = 0; d < ndim; d++) cu_line(c, "const i64 lk_out_s%d = p.s[%d];", d, k->out + 1 + d);
+}
+
+/* for (k = this thread's first work item; k < n; k += the grid's threads) { lk_order = k; ... } */
+static void open_grid_loop(Cu *c)
+{
+    cu_line(c, "for (i64 lk_w = (i64)blockIdx.x * blockDim.x + threadIdx.x; lk_w < lk_n; lk_w += (i64)gridDim.x * blockDim.x) {");
+    c->indent++;
+    cu_line(c, "lk_order = (u64)lk_w;");
+}
+
+static void close_brace(Cu *c)
+{
+    c->indent--;
+    cu_line(c, "}");
+}
+
+static bool map_kernel(Cu *c, const GpuKernelLayout *k)
+{
+    const IrNode *n = k->node;
+    const IrType *ot = n->type;
+    CuMapSrc m = {0};
+    map_src(c, k, &m, n->u.map.out_is_fresh);
+    out_slots(c, k, ot->ndim);
+    bool flat = flat_possible(k, ot);
+    IrDtype body_dt = n->u.map.body->type->dtype;
+    for (int pass = flat ? 0 : 1; pass < 2; pass++) {
+        if (flat) cu_line(c, pass == 0 ? "if (p.s[%d]) {" : "} else {", k->flat_ok);
+        if (flat) c->indent++;
+        open_grid_loop(c);
+        init_uses(c, k);
+        const char *idx[IR_MAX_DIMS];
+        if (pass == 1) unravel(c, "lk_w", k->ndim, m.dims, -1, idx);
+        const char *v = cu_map_value_at(c, &m, pass == 0 ? "lk_w" : NULL, idx);
+        if (!v) return false;
+        v = cu_cast(c, v, ir_type_scalar(body_dt), ir_type_scalar(ot->dtype));
+        const char *addr = pass == 0 ? cu_fmt(c, "lk_out + lk_w * %d", ir_dtype_size(ot->dtype)) : out_addr(c, "lk_out", ot->ndim, idx);
+        cu_store_at(c, ot->dtype, addr, v);
+        close_brace(c);
+        if (flat) c->indent--;
+    }
+    if (flat) cu_line(c, "}");
+    return true;
+}
+
+static bool imap_kernel(Cu *c, const GpuKernelLayout *k)
+{
+    const IrNode *n = k->node;
+    int nd = n->u.imap.ndim;
+    const char *dims[IR_MAX_DIMS] = {0}, *idx[IR_MAX_DIMS] = {0};
+    for (int d = 0; d < nd; d++) {
+        dims[d] = cu_fmt(c, "lk_d%d", d);
+        cu_line(c, "const i64 lk_d%d = p.s[%d];", d, k->dims + d);
+    }
+    out_slots(c, k, nd);
+    open_grid_loop(c);
+    init_uses(c, k);
+    unravel(c, "lk_w", nd, dims, -1, idx);
+    for (int d = 0; d < nd; d++) cu_line(c, "v%d = %s;", n->u.imap.idx[d]->id, idx[d]);
+    const char *v = cu_expr(c, n->u.imap.body);
+    if (!v) return false;
+    cu_store_at(c, n->type->dtype, out_addr(c, "lk_out", nd, idx), cu_cast(c, v, n->u.imap.body->type, ir_type_scalar(n->type->dtype)));
+    close_brace(c);
+    return true;
+}
+
+/* One iteration of a prange loop: its variable from the work item, then the body, with a continue label. */
+static bool prange_item(Cu *c, const GpuKernelLayout *k)
+{
+    const IrNode *s = k->node;
+    const IrVar *var = s->u.for_range.var;
+    init_uses(c, k);
+    cu_line(c, "v%d = (%s)(p.s[%d] + lk_w * p.s[%d]);", var->id, cu_type(c, var->type), k->start, k->step);
+    if (var->maybe_unbound) cu_line(c, "b%d = true;", var->id);
+    int cont = c->nlabel++;
+    c->brk[0] = cont; /* prange's rules forbid break */
+    c->cont[0] = cont;
+    c->loop_depth = 1;
+    if (!cu_block(c, &s->u.for_range.body)) return false;
+    c->loop_depth = 0;
+    cu_line(c, "lk_L%d: ;", cont);
+    return true;
+}
+
+/* ---- reductions over the grid ---- */
+
+/* The accumulator struct of a reduce kernel: fields r<i> of types t[i] (and, for argmin/argmax, the index),
+ * comb (this op later), shfl, empty (identities). */
+static void acc_struct(Cu *c, int index, int nacc, const IrReduceOp *ops, const IrDtype *dts, IrPos pos)
+{
+    bool is_arg = nacc == 1 && (ops[0] == IR_RED_ARGMIN || ops[0] == IR_RED_ARGMAX);
+    CuBuf *saved = c->out;
+    CuBuf b = {0};
+    c->out = &b;
+    cu_buf_printf(&b, "struct lk_k%d_acc {\n", index);
+    for (int i = 0; i < nacc; i++) cu_buf_printf(&b, "    %s r%d;\n", cu_scalar(dts[i]), i);
+    if (is_arg) cu_buf_printf(&b, "    i64 idx;\n");
+    cu_buf_printf(&b, "    __device__ __forceinline__ void comb(const lk_k%d_acc &o)\n    {\n", index);
+    if (is_arg) {
+        cu_buf_printf(&b, "        if (%s) { r0 = o.r0; idx = o.idx; }\n", cu_arg_better(c, ops[0], dts[0], "o.r0", "o.idx", "r0", "idx"));
+    } else {
+        for (int i = 0; i < nacc; i++)
+            cu_buf_printf(&b, "        r%d = %s;\n", i, cu_red_combine(c, ops[i], dts[i], cu_fmt(c, "r%d", i), cu_fmt(c, "o.r%d", i), pos));
+    }
+    cu_buf_printf(&b, "    }\n    __device__ __forceinline__ lk_k%d_acc shfl(unsigned off) const\n    {\n        lk_k%d_acc x;\n", index, index);
+    for (int i = 0; i < nacc; i++) cu_buf_printf(&b, "        x.r%d = lk_shfl_%s(r%d, off);\n", i, cu_scalar(dts[i]), i);
+    if (is_arg) cu_buf_printf(&b, "        x.idx = lk_shfl_i64(idx, off);\n");
+    cu_buf_printf(&b, "        return x;\n    }\n    __device__ static __forceinline__ lk_k%d_acc empty()\n    {\n        lk_k%d_acc x;\n", index, index);
+    for (int i = 0; i < nacc; i++) cu_buf_printf(&b, "        x.r%d = %s;\n", i, cu_red_identity(c, ops[i], dts[i]));
+    if (is_arg) cu_buf_printf(&b, "        x.idx = (i64)9223372036854775807LL;\n");
+    cu_buf_printf(&b, "        return x;\n    }\n};\n");
+    c->out = saved;
+    cu_buf_printf(&c->types, "%s", b.s);
+    cu_buf_free(&b);
+}
+
+/* After the grid loop (lk_acc holds the thread's partial): the block's partial to the scratch, and in the last
+ * block the partials combined in block order; then results(b) writes the results from thread 0. */
+static void grid_combine_open(Cu *c, int index)
+{
+    cu_line(c, "{");
+    c->indent++;
+    cu_line(c, "__shared__ lk_k%d_acc lk_sh[32];", index);
+    cu_line(c, "__shared__ bool lk_lastf;");
+    cu_line(c, "lk_k%d_acc *lk_parts = (lk_k%d_acc *)(lk_scratch + %d);", index, index, GPU_PARTIALS_OFFSET);
+    cu_line(c, "lk_acc = lk_block_reduce(lk_acc, lk_sh);");
+    cu_line(c, "if (threadIdx.x == 0) lk_parts[blockIdx.x] = lk_acc;");
+    cu_line(c, "if (lk_last_block(lk_scratch, &lk_lastf)) {");
+    c->indent++;
+    cu_line(c, "lk_k%d_acc lk_b = lk_k%d_acc::empty();", index, index);
+    cu_line(c, "unsigned lk_per = (gridDim.x + blockDim.x - 1) / blockDim.x;");
+    cu_line(c, "for (unsigned j = threadIdx.x * lk_per; j < (threadIdx.x + 1) * lk_per && j < gridDim.x; j++) lk_b.comb(lk_parts[j]);");
+    cu_line(c, "lk_b = lk_block_reduce(lk_b, lk_sh);");
+    cu_line(c, "if (threadIdx.x == 0) {");
+    c->indent++;
+    cu_line(c, "lk_order = 0;");
+}
+
+static void grid_combine_close(Cu *c)
+{
+    cu_line(c, "*(unsigned *)lk_scratch = 0u;");
+    for (int i = 0; i < 3; i++) close_brace(c);
+}
+
+/* The thread's grid-stride loop of a map's elements into lk_acc (flat when the layout allows it). */
+static bool reduce_all_elements(Cu *c, const GpuKernelLayout *k, IrReduceOp op, IrDtype dt)
+{
+    CuMapSrc m = {0};
+    map_src(c, k, &m, true);
+    bool flat = flat_possible(k, NULL), is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
+    for (int pass = flat ? 0 : 1; pass < 2; pass++) {
+        if (flat) cu_line(c, pass == 0 ? "if (p.s[%d]) {" : "} else {", k->flat_ok);
+        if (flat) c->indent++;
+        open_grid_loop(c);
+        init_uses(c, k);
+        const char *idx[IR_MAX_DIMS];
+        if (pass == 1) unravel(c, "lk_w", k->ndim, m.dims, -1, idx);
+        const char *v = cu_map_value_at(c, &m, pass == 0 || k->ndim == 0 ? "lk_w" : NULL, idx);
+        if (!v) return false;
+        v = cu_tmp(c, ir_type_scalar(dt), "%s", cu_cast(c, v, k->map->u.map.body->type, ir_type_scalar(dt)));
+        if (is_arg)
+            cu_line(c, "if (%s) { lk_acc.r0 = %s; lk_acc.idx = lk_w; }", cu_arg_better(c, op, dt, v, "lk_w", "lk_acc.r0", "lk_acc.idx"), v);
+        else
+            cu_line(c, "lk_acc.r0 = %s;", cu_red_combine(c, op, dt, "lk_acc.r0", v, k->node->pos));
+        close_brace(c);
+        if (flat) c->indent--;
+    }
+    if (flat) cu_line(c, "}");
+    return true;
+}
+
+/* lk.reduce with a function: one thread, every element in C order (started flag where there is no init). */
+static bool reduce_func_one_thread(Cu *c, const GpuKernelLayout *k)
+{
+    const IrNode *n = k->node;
+    const IrCombine *cb = &n->u.reduce.combine;
+    const IrType *acc_t = cb->acc_param->type;
+    IrDtype dt = k->map->u.map.body->type->dtype;
+    CuMapSrc m = {0};
+    map_src(c, k, &m, true);
+    cu_line(c, "if (blockIdx.x != 0 || threadIdx.x != 0) return;");
+    cu_line(c, "%s lk_r = %s;", cu_type(c, acc_t), cu_konst(c, acc_t, 0, 0.0));
+    cu_line(c, "bool lk_started = false;");
+    cu_line(c, "for (i64 lk_w = 0; lk_w < lk_n; lk_w++) {");
+    c->indent++;
+    cu_line(c, "lk_order = (u64)lk_w;");
+    init_uses(c, k);
+    if (cb->init) {
+        cu_line(c, "if (lk_w == 0) {");
+        c->indent++;
+        const char *init = cu_expr(c, cb->init);
+        if (!init) return false;
+        cu_line(c, "lk_r = %s; lk_started = true;", cu_cast(c, init, cb->init->type, acc_t));
+        close_brace(c);
+    }
+    const char *idx[IR_MAX_DIMS];
+    unravel(c, "lk_w", k->ndim, m.dims, -1, idx);
+    const char *v = cu_map_value_at(c, &m, k->ndim == 0 ? "lk_w" : NULL, idx);
+    if (!v) return false;
+    v = cu_tmp(c, ir_type_scalar(dt), "%s", v);
+    cu_line(c, "if (lk_started) {");
+    c->indent++;
+    const char *r = cu_apply_combine(c, cb, "lk_r", v);
+    if (!r) return false;
+    cu_line(c, "lk_r = %s;", cu_cast(c, r, cb->body->type, acc_t));
+    c->indent--;
+    cu_line(c, "} else { lk_r = %s; lk_started = true; }", cu_cast(c, v, ir_type_scalar(dt), acc_t));
+    close_brace(c);
+    cu_line(c, "lk_order = 0;");
+    if (cb->init) {
+        cu_line(c, "if (!lk_started) {");
+        c->indent++;
+        init_uses(c, k);
+        const char *init = cu_expr(c, cb->init);
+        if (!init) return false;
+        cu_line(c, "lk_r = %s;", cu_cast(c, init, cb->init->type, acc_t));
+        close_brace(c);
+    } else {
+        cu_raise(c, "!lk_started", RT_ERR_VALUE, n->pos, cu_fmt(c, "%d", RT_VAL_EMPTY_REDUCE), NULL, NULL);
+    }
+    cu_line(c, "*(i64 *)(lk_scratch + %d) = %s;", GPU_RESULTS_OFFSET, cu_to_slot(c, "lk_r", acc_t));
+    return true;
+}
+
+static bool reduce_all_kernel(Cu *c, const GpuKernelLayout *k, int index)
+{
+    const IrNode *n = k->node;
+    IrReduceOp op = n->u.reduce.op;
+    if (op == IR_RED_FUNC) return reduce_func_one_thread(c, k);
+    IrDtype dt = k->map->u.map.body->type->dtype;
+    acc_struct(c, index, 1, &op, &dt, n->pos);
+    cu_line(c, "lk_k%d_acc lk_acc = lk_k%d_acc::empty();", index, index);
+    cu_line(c, "{");
+    c->indent++;
+    if (!reduce_all_elements(c, k, op, dt)) return false;
+    close_brace(c);
+    cu_line(c, "goto lk_join;");
+    cu_line(c, "lk_fail: ;");
+    cu_line(c, "lk_join:");
+    grid_combine_open(c, index);
+    bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
+    if (ir_reduce_needs_items(op, &n->u.reduce.combine))
+        cu_raise(c, "lk_n == 0", RT_ERR_VALUE, n->pos, cu_fmt(c, "%d", RT_VAL_EMPTY_REDUCE), NULL, NULL);
+    const IrType *rt = is_arg ? ir_type_scalar(IR_DT_INT64) : ir_type_scalar(dt);
+    cu_line(c, "*(i64 *)(lk_scratch + %d) = %s;", GPU_RESULTS_OFFSET, cu_to_slot(c, is_arg ? "lk_b.idx" : "lk_b.r0", rt));
+    grid_combine_close(c);
+    return true;
+}
+
+static bool prange_kernel(Cu *c, const GpuKernelLayout *k, int index)
+{
+    const IrNode *s = k->node;
+    int nred = s->u.for_range.nreds;
+    if (nred == 0) {
+        open_grid_loop(c);
+        if (!prange_item(c, k)) return false;
+        close_brace(c);
+        return true;
+    }
+    IrReduceOp ops[GPU_RESULTS] = {0};
+    IrDtype dts[GPU_RESULTS] = {0};
+    for (int i = 0; i < nred; i++) {
+        ops[i] = s->u.for_range.reds[i].op;
+        dts[i] = s->u.for_range.reds[i].var->type->dtype;
+    }
+    acc_struct(c, index, nred, ops, dts, s->pos);
+    for (int i = 0; i < nred; i++) cu_line(c, "v%d = %s;", s->u.for_range.reds[i].var->id, cu_red_identity(c, ops[i], dts[i]));
+    cu_line(c, "{");
+    c->indent++;
+    open_grid_loop(c);
+    if (!prange_item(c, k)) return false;
+    close_brace(c);
+    close_brace(c);
+    cu_line(c, "goto lk_join;");
+    cu_line(c, "lk_fail: ;");
+    cu_line(c, "lk_join:");
+    cu_line(c, "lk_k%d_acc lk_acc;", index);
+    for (int i = 0; i < nred; i++) cu_line(c, "lk_acc.r%d = v%d;", i, s->u.for_range.reds[i].var->id);
+    grid_combine_open(c, index);
+    for (int i = 0; i < nred; i++)
+        cu_line(c, "*(i64 *)(lk_scratch + %d) = %s;", GPU_RESULTS_OFFSET + 8 * i,
+                cu_to_slot(c, cu_fmt(c, "lk_b.r%d", i), ir_type_scalar(dts[i])));
+    grid_combine_close(c);
+    return true;
+}
+
+/* ---- a work item per line ---- */
+
+/* The line's accumulator starts: identity, init, or the first element (started flag). */
+typedef struct LineAcc {
+    IrReduceOp op;
+    const IrCombine *cb;
+    IrDtype dt;             /* the elements' */
+    const IrType *acc_t;
+    bool is_arg;
+} LineAcc;
+
+static bool line_start(Cu *c, const LineAcc *l)
+{
+    cu_line(c, "bool lk_started = false;");
+    cu_line(c, "i64 lk_best_i = 0;");
+    if (l->op == IR_RED_FUNC && l->cb->init) {
+        const char *init = cu_expr(c, l->cb->init);
+        if (!init) return false;
+        cu_line(c, "%s lk_r = %s;", cu_type(c, l->acc_t), cu_cast(c, init, l->cb->init->type, l->acc_t));
+        cu_line(c, "lk_started = true;");
+    } else if (l->op == IR_RED_FUNC) {
+        cu_line(c, "%s lk_r = %s;", cu_type(c, l->acc_t), cu_konst(c, l->acc_t, 0, 0.0));
+    } else {
+        cu_line(c, "%s lk_r = %s;", cu_type(c, l->acc_t), cu_red_identity(c, l->op, l->dt));
+        cu_line(c, "lk_started = true;");
+    }
+    return true;
+}
+
+/* v (an element, at position j of the line) into lk_r */
+static bool line_step(Cu *c, const LineAcc *l, const char *v, const char *j)
+{
+    if (l->is_arg) {
+        cu_line(c, "if (%s) { lk_r = %s; lk_best_i = %s; }", cu_arg_better(c, l->op, l->dt, v, j, "lk_r", "lk_best_i"), v, j);
+        return true;
+    }
+    if (l->op != IR_RED_FUNC) {
+        cu_line(c, "lk_r = %s;", cu_red_combine(c, l->op, l->dt, "lk_r", v, (IrPos){0}));
+        return true;
+    }
+    cu_line(c, "if (lk_started) {");
+    c->indent++;
+    const char *r = cu_apply_combine(c, l->cb, "lk_r", v);
+    if (!r) return false;
+    cu_line(c, "lk_r = %s;", cu_cast(c, r, l->cb->body->type, l->acc_t));
+    c->indent--;
+    cu_line(c, "} else { lk_r = %s; lk_started = true; }", cu_cast(c, v, ir_type_scalar(l->dt), l->acc_t));
+    return true;
+}
+
+/* A work item per line of the space along `axis`: idx of the line's elements, j running along it. */
+static bool line_kernel(Cu *c, const GpuKernelLayout *k, int axis, bool scan, const LineAcc *l)
+{
+    const IrNode *n = k->node;
+    CuMapSrc m = {0};
+    map_src(c, k, &m, true);
+    const IrType *ot = scan ? n->u.scan.out->type : n->u.reduce.out->type;
+    out_slots(c, k, ot->ndim);
+    open_grid_loop(c);
+    init_uses(c, k);
+    const char *idx[IR_MAX_DIMS];
+    if (axis >= 0) unravel(c, "lk_w", k->ndim, m.dims, axis, idx);
+    if (!line_start(c, l)) return false;
+    if (!scan && ir_reduce_needs_items(l->op, l->cb))
+        cu_raise(c, cu_fmt(c, "lk_d%d == 0", axis), RT_ERR_VALUE, n->pos, cu_fmt(c, "%d", RT_VAL_EMPTY_REDUCE), NULL, NULL);
+    if (axis >= 0) {
+        cu_line(c, "for (i64 lk_j = 0; lk_j < lk_d%d; lk_j++) {", axis);
+        c->indent++;
+        idx[axis] = "lk_j";
+    } else {
+        cu_line(c, "i64 lk_total = 1;");
+        for (int d = 0; d < k->ndim; d++) cu_line(c, "lk_total *= lk_d%d;", d);
+        cu_line(c, "for (i64 lk_j = 0; lk_j < lk_total; lk_j++) {");
+        c->indent++;
+        if (k->ndim) unravel(c, "lk_j", k->ndim, m.dims, -1, idx);
+    }
+    const char *v = cu_map_value_at(c, &m, k->ndim ? NULL : "0", idx);
+    if (!v) return false;
+    v = cu_tmp(c, ir_type_scalar(l->dt), "%s", cu_cast(c, v, k->map->u.map.body->type, ir_type_scalar(l->dt)));
+    if (!line_step(c, l, v, "lk_j")) return false;
+    if (scan) {
+        const char *addr = axis >= 0 ? out_addr(c, "lk_out", ot->ndim, idx) : "lk_out + lk_j * lk_out_s0";
+        cu_store_at(c, ot->dtype, addr, cu_cast(c, "lk_r", l->acc_t, ir_type_scalar(ot->dtype)));
+    }
+    close_brace(c);
+    if (!scan) {
+        const char *oidx[IR_MAX_DIMS];
+        int o = 0;
+        for (int d = 0; d < k->ndim; d++)
+            if (d != axis) oidx[o++] = idx[d];
+        const char *r = l->is_arg ? "lk_best_i" : cu_cast(c, "lk_r", l->acc_t, ir_type_scalar(ot->dtype));
+        cu_store_at(c, ot->dtype, out_addr(c, "lk_out", ot->ndim, oidx), r);
+    }
+    close_brace(c);
+    return true;
+}
+
+static bool reduce_axis_kernel(Cu *c, const GpuKernelLayout *k)
+{
+    const IrNode *n = k->node;
+    IrReduceOp op = n->u.reduce.op;
+    IrDtype dt = k->map->u.map.body->type->dtype;
+    LineAcc l = {op, &n->u.reduce.combine, dt, op == IR_RED_FUNC ? n->u.reduce.combine.acc_param->type : ir_type_scalar(dt),
+                 op == IR_RED_ARGMIN || op == IR_RED_ARGMAX};
+    return line_kernel(c, k, n->u.reduce.axis, false, &l);
+}
+
+/* A scan: a work item per line (axis -1: one work item, a single thread, for the whole flattened space; a
+ * multi-block scan comes later). */
+static bool scan_kernel(Cu *c, const GpuKernelLayout *k)
+{
+    const IrNode *n = k->node;
+    IrReduceOp op = n->u.scan.op;
+    IrDtype dt = k->map->u.map.body->type->dtype;
+    LineAcc l = {op, &n->u.scan.combine, dt, op == IR_RED_FUNC ? n->u.scan.combine.acc_param->type : ir_type_scalar(dt), false};
+    return line_kernel(c, k, n->u.scan.axis, true, &l);
+}
+
+/* The matrix product: a work item per element of out, summing over k in order (a tiled kernel and cuBLAS come
+ * later). */
+static bool matmul_kernel(Cu *c, const GpuKernelLayout *k)
+{
+    const IrNode *n = k->node;
+    const char *F = cu_scalar(n->type->dtype);
+    const char *arr[3];
+    for (int i = 0; i < 3; i++) {
+        const IrNode *v = i < 2 ? n->u.call.args[i] : n->u.call.out;
+        arr[i] = cu_from_slots(c, v->type, k->arg[i]);
+    }
+    open_grid_loop(c);
+    cu_line(c, "const i64 lk_i = lk_w / %s.shape[1], lk_jj = lk_w %% %s.shape[1];", arr[2], arr[2]);
+    cu_line(c, "%s lk_s = 0;", F);
+    cu_line(c, "const char *lk_pa = %s.data + lk_i * %s.strides[0], *lk_pb = %s.data + lk_jj * %s.strides[1];", arr[0], arr[0],
+            arr[1], arr[1]);
+    cu_line(c, "for (i64 lk_kk = 0; lk_kk < %s.shape[1]; lk_kk++)", arr[0]);
+    cu_line(c, "    lk_s += *(const %s *)(lk_pa + lk_kk * %s.strides[1]) * *(const %s *)(lk_pb + lk_kk * %s.strides[0]);", F, arr[0],
+            F, arr[1]);
+    cu_line(c, "*(%s *)(%s.data + lk_i * %s.strides[0] + lk_jj * %s.strides[1]) = lk_s;", F, arr[2], arr[2], arr[2]);
+    close_brace(c);
+    return true;
+}
+
+bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
+{
+    c->f = owner;
+    c->fail = "goto lk_fail;";
+    c->loop_depth = 0;
+    cu_buf_printf(&c->types, "struct lk_p%d { i64 s[%d]; };\n", index, k->nslots);
+    const char *kinds[] = {"map", "index map", "reduction of everything", "reduction along an axis", "scan",
+                           "lk.prange loop", "matrix product"};
+    cu_buf_printf(c->out, "/* kernel %d: the %s at %s:%d (%s) */\n", index, kinds[k->kind],
+                  k->node->pos.file ? k->node->pos.file : owner->file, k->node->pos.line, owner->name);
+    cu_buf_printf(c->out, "extern \"C\" __global__ void __launch_bounds__(%d) lk_k%d(struct lk_p%d p)\n{\n", RT_GPU_BLOCK, index, index);
+    c->indent = 1;
+    cu_line(c, "unsigned char *lk_err = (unsigned char *)p.s[0];");
+    cu_line(c, "unsigned char *lk_scratch = (unsigned char *)p.s[1];");
+    cu_line(c, "u64 lk_order = 0;");
+    cu_line(c, "const i64 lk_n = p.s[%d];", k->n);
+    cu_declare_vars(c, owner, cu_vars_used(c, owner, (IrNode *)k->node));
+    bool own_fail = false, ok = false;
+    switch (k->kind) {
+    case GPU_K_MAP: ok = map_kernel(c, k); break;
+    case GPU_K_IMAP: ok = imap_kernel(c, k); break;
+    case GPU_K_REDUCE_ALL:
+        own_fail = k->node->u.reduce.op != IR_RED_FUNC;
+        ok = reduce_all_kernel(c, k, index);
+        break;
+    case GPU_K_REDUCE_AXIS: ok = reduce_axis_kernel(c, k); break;
+    case GPU_K_SCAN: ok = scan_kernel(c, k); break;
+    case GPU_K_PRANGE:
+        own_fail = k->node->u.for_range.nreds > 0;
+        ok = prange_kernel(c, k, index);
+        break;
+    case GPU_K_MATMUL: ok = matmul_kernel(c, k); break;
+    }
+    if (!own_fail) {
+        cu_line(c, "return;");
+        cu_line(c, "lk_fail:");
+        cu_line(c, "return;");
+    }
+    c->indent = 0;
+    cu_buf_printf(c->out, "}\n\n");
+    return ok && c->diag->kind == LK_OK;
+}
