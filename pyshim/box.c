@@ -22,7 +22,7 @@ static bool dtype_of_descr(PyArray_Descr *d, IrDtype *out)
     }
 }
 
-static int npy_type_of(IrDtype dt)
+int lk_npy_type(IrDtype dt)
 {
     static const int map[IR_DT_COUNT] = {NPY_BOOL, NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64, NPY_UINT8,
                                          NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64};
@@ -75,6 +75,25 @@ int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
         return 0;
     }
     if (PyBool_Check(arg)) { key[(*len)++] = 'b'; return 0; }
+    if (!PyLong_Check(arg) && !PyFloat_Check(arg) && arg != Py_None && !PyTuple_Check(arg)) {
+        /* a device array (lorikeet's, CuPy's, PyTorch's...): keyed apart from ndarrays, whose code may not take it */
+        LkDeviceView v;
+        int dv = lk_device_view(arg, &v);
+        if (dv <= 0) {
+            PyErr_Clear();
+            return -1;
+        }
+        IrDtype dt;
+        bool ok = dtype_of_descr(v.dtype, &dt) && v.ndim >= 1 && v.ndim <= IR_MAX_DIMS;
+        if (ok) {
+            key[(*len)++] = 'D';
+            key[(*len)++] = (unsigned char)dt;
+            key[(*len)++] = (unsigned char)v.ndim;
+            key[(*len)++] = (unsigned char)((lk_device_view_is_c(&v) ? 'C' : 'A') + (v.readonly ? 32 : 0));
+        }
+        lk_device_view_release(&v);
+        return ok ? 0 : -1;
+    }
     if (PyLong_CheckExact(arg) || PyLong_Check(arg)) {
         int overflow;
         PyLong_AsLongLongAndOverflow(arg, &overflow);
@@ -129,6 +148,24 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
         bool ok = d && dtype_of_descr(d, &dt);
         Py_XDECREF(d);
         if (ok) return ir_type_scalar(dt);
+    }
+    if (!PyBool_Check(arg) && !PyLong_Check(arg) && !PyFloat_Check(arg) && arg != Py_None && !PyTuple_Check(arg)) {
+        LkDeviceView v;
+        int dv = lk_device_view(arg, &v);
+        if (dv < 0) return NULL;
+        if (dv == 1) {
+            IrDtype dt;
+            IrType *t = NULL;
+            if (!dtype_of_descr(v.dtype, &dt))
+                PyErr_Format(PyExc_TypeError, "argument '%s': device arrays of dtype %R are not supported", param, v.dtype);
+            else if (v.ndim < 1 || v.ndim > IR_MAX_DIMS)
+                PyErr_Format(PyExc_TypeError, "argument '%s': device arrays of %d dimensions are not supported (1 to %d are)",
+                             param, v.ndim, IR_MAX_DIMS);
+            else
+                t = ir_type_array_ro(dt, v.ndim, lk_device_view_is_c(&v) ? IR_LAYOUT_C : IR_LAYOUT_ANY, v.readonly != 0);
+            lk_device_view_release(&v);
+            return t;
+        }
     }
     if (PyBool_Check(arg)) return ir_type_weak(IR_DT_BOOL); /* Python bools add like ints: True + True == 2 */
     if (PyLong_Check(arg)) {
@@ -193,6 +230,20 @@ void lk_unbox_arg(PyObject *arg, const IrType *t, int64_t *slots, int *nslot, Py
     switch (t->kind) {
     case IR_TY_SCALAR: slots[(*nslot)++] = scalar_slot(arg, t); return;
     case IR_TY_ARRAY: {
+        if (!PyArray_Check(arg)) { /* a device array: the type came from its view */
+            LkDeviceView v;
+            if (lk_device_view(arg, &v) != 1) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a device array changed between typing and the call");
+                return;
+            }
+            slots[(*nslot)++] = (int64_t)v.data;
+            slots[(*nslot)++] = (int64_t)(intptr_t)RT_ARG_BASE(*narrays);
+            arrays[(*narrays)++] = arg;
+            for (int i = 0; i < t->ndim; i++) slots[(*nslot)++] = v.shape[i];
+            for (int i = 0; i < t->ndim; i++) slots[(*nslot)++] = v.strides[i];
+            lk_device_view_release(&v);
+            return;
+        }
         PyArrayObject *a = (PyArrayObject *)arg;
         slots[(*nslot)++] = (int64_t)(intptr_t)PyArray_DATA(a);
         slots[(*nslot)++] = (int64_t)(intptr_t)RT_ARG_BASE(*narrays);
@@ -242,6 +293,16 @@ static PyObject *owner_of(void *base, RtCtx *ctx, PyObject **arrays, PyObject **
     return cap;
 }
 
+bool lk_device_view_is_c(const LkDeviceView *v)
+{
+    int64_t s = PyDataType_ELSIZE(v->dtype);
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->shape[d] != 1 && v->strides[d] != s) return false;
+        s *= v->shape[d];
+    }
+    return true;
+}
+
 PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx *ctx, PyObject **arrays,
                         PyObject **owners, int *nowners)
 {
@@ -264,7 +325,7 @@ PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx
             case IR_DT_FLOAT32: c.f32 = (float)f; break;
             default: c.u64 = (uint64_t)v; break;
             }
-            PyArray_Descr *d = PyArray_DescrFromType(npy_type_of(t->dtype));
+            PyArray_Descr *d = PyArray_DescrFromType(lk_npy_type(t->dtype));
             PyObject *s = PyArray_Scalar(c.raw, d, NULL);
             Py_DECREF(d);
             return s;
@@ -282,7 +343,7 @@ PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx
         if (!owner) return NULL;
         int flags = NPY_ARRAY_WRITEABLE;
         if (RT_IS_ARG_BASE(base) && !PyArray_ISWRITEABLE((PyArrayObject *)owner)) flags = 0;
-        PyArray_Descr *d = PyArray_DescrFromType(npy_type_of(t->dtype));
+        PyArray_Descr *d = PyArray_DescrFromType(lk_npy_type(t->dtype));
         PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, d, t->ndim, dims, strides, data, flags, NULL);
         if (!arr) {
             Py_DECREF(owner);
@@ -308,7 +369,7 @@ PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx
         return tup;
     }
     case IR_TY_DTYPE: {
-        PyArray_Descr *d = PyArray_DescrFromType(npy_type_of(t->dtype));
+        PyArray_Descr *d = PyArray_DescrFromType(lk_npy_type(t->dtype));
         return (PyObject *)d;
     }
     default: Py_RETURN_NONE;

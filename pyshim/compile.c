@@ -138,6 +138,19 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
             PyMem_Free(types);
             return NULL;
         }
+    /* device arrays (keyed 'D') are for the gpu backend's code only */
+    unsigned char akey[LK_KEY_MAX];
+    bool device_arg = false;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        int len = 0;
+        if (lk_key_arg(PyTuple_GET_ITEM(args, i), akey, &len) == 0 && len && akey[0] == 'D') device_arg = true;
+    }
+    if (device_arg && strcmp(d->backend, "gpu") != 0) {
+        PyMem_Free(types);
+        PyErr_Format(PyExc_TypeError, "%s(): a device array was passed to a function compiled for the %s backend, which "
+                     "takes NumPy arrays (copy it with .copy_to_host(), or compile for backend=\"gpu\")", uf->name, d->backend);
+        return NULL;
+    }
     LkDiag diag = {0};
     const BeBackend *be = be_find(d->backend, &diag);
     if (!be || !be->available(&diag)) return compile_failed(NULL, types, NULL, &diag);
@@ -163,6 +176,14 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     if (changed) {
         lk_diag_set(&diag, LK_ERR_INTERNAL, typed->file, typed->line, 0, "the %s backend changed the IR it compiled",
                     be->name);
+        free(code->ir_text);
+        free(code->object);
+        free(code);
+        return compile_failed(arena, types, typed_text, &diag);
+    }
+    if (device_arg && !code->device_data) {
+        lk_diag_set(&diag, LK_ERR_TYPE, typed->file, typed->line, 0, "%s() has no parallel operation, so the gpu backend "
+                    "runs it on the host, which cannot read device arrays yet: pass NumPy arrays (.copy_to_host())", uf->name);
         free(code->ir_text);
         free(code->object);
         free(code);

@@ -15,7 +15,8 @@ typedef struct HostRange {
 } HostRange;
 
 typedef struct ArgArray {
-    PyArrayObject *a;
+    PyObject *obj;
+    PyArrayObject *a;    /* a NumPy argument (copied in), or NULL: a device array, passed as it is */
     int64_t *data_slot;  /* where its data address is, in the argument slots */
     char *lo, *hi;       /* the bytes it spans */
     int range;           /* its HostRange */
@@ -46,7 +47,9 @@ static void find_arrays(const IrType *t, int64_t *slots, int *pos, ArgArray *arr
     switch (t->kind) {
     case IR_TY_SCALAR: (*pos)++; return;
     case IR_TY_ARRAY:
-        arrays[*n].a = (PyArrayObject *)objs[*n];
+        arrays[*n].obj = objs[*n];
+        arrays[*n].a = PyArray_Check(objs[*n]) ? (PyArrayObject *)objs[*n] : NULL;
+        arrays[*n].range = -1;
         arrays[*n].data_slot = &slots[*pos];
         (*n)++;
         *pos += 2 + 2 * t->ndim;
@@ -69,13 +72,15 @@ static int by_lo(const void *x, const void *y)
 static int copy_in(ArgArray *arrays, int n, HostRange *ranges, int *nranges)
 {
     ArgArray *order[LK_MAX_ARRAYS];
+    int nhost = 0;
     for (int i = 0; i < n; i++) {
+        if (!arrays[i].a) continue; /* on the device already */
         span_of(arrays[i].a, &arrays[i].lo, &arrays[i].hi);
-        order[i] = &arrays[i];
+        order[nhost++] = &arrays[i];
     }
-    qsort(order, (size_t)n, sizeof *order, by_lo);
+    qsort(order, (size_t)nhost, sizeof *order, by_lo);
     *nranges = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < nhost; i++) {
         ArgArray *x = order[i];
         HostRange *last = *nranges ? &ranges[*nranges - 1] : NULL;
         if (last && x->lo < last->hi) {
@@ -96,6 +101,7 @@ static int copy_in(ArgArray *arrays, int n, HostRange *ranges, int *nranges)
         }
     }
     for (int i = 0; i < n; i++) {
+        if (arrays[i].range < 0) continue;
         HostRange *r = &ranges[arrays[i].range];
         *arrays[i].data_slot = (int64_t)(r->dev + (uint64_t)((char *)PyArray_DATA(arrays[i].a) - r->lo));
     }
@@ -173,6 +179,58 @@ static int results_to_host(const IrType *t, int64_t *slots, int *pos, RtCtx *ctx
     return 0;
 }
 
+/* The Python value of a result when some argument was a device array: arrays stay on the device (a DeviceArray
+ * owning the call's buffer, or viewing the device argument it views); a view of a NumPy argument is a view of
+ * that argument (copied back); other values as on the cpu. */
+typedef struct DeviceOwner {
+    RtBuffer *buf;
+    PyObject *array; /* the DeviceArray that owns buf (borrowed: the results hold it) */
+} DeviceOwner;
+
+static PyObject *box_on_device(const IrType *t, int64_t *slots, int *pos, RtCtx *ctx, ArgArray *arrays,
+                               HostRange *ranges, PyObject **objs, DeviceOwner *owners, int *nowners)
+{
+    if (t->kind == IR_TY_TUPLE) {
+        PyObject *tup = PyTuple_New(t->nelems);
+        for (int i = 0; tup && i < t->nelems; i++) {
+            PyObject *v = box_on_device(t->elems[i], slots, pos, ctx, arrays, ranges, objs, owners, nowners);
+            if (!v) Py_CLEAR(tup);
+            else PyTuple_SET_ITEM(tup, i, v);
+        }
+        return tup;
+    }
+    if (t->kind != IR_TY_ARRAY) {
+        PyObject *none[1];
+        int n = 0;
+        return lk_box_result(t, slots, pos, ctx, none, none, &n);
+    }
+    int at = *pos;
+    *pos += 2 + 2 * t->ndim;
+    uint64_t data = (uint64_t)slots[at];
+    void *base = (void *)(intptr_t)slots[at + 1];
+    const int64_t *shape = &slots[at + 2], *strides = &slots[at + 2 + t->ndim];
+    int type_num = lk_npy_type(t->dtype);
+    if (RT_IS_ARG_BASE(base)) {
+        ArgArray *arg = &arrays[(uintptr_t)base - 1];
+        if (!arg->a) return lk_device_array_view(arg->obj, data, type_num, t->ndim, shape, strides);
+        HostRange *r = &ranges[arg->range]; /* a view of a NumPy argument: of it, on the host */
+        slots[at] = (int64_t)(intptr_t)(r->lo + (data - r->dev));
+        int p = at, nown = 0;
+        PyObject *own[LK_MAX_ARRAYS];
+        return lk_box_result(t, slots, &p, ctx, objs, own, &nown);
+    }
+    for (int i = 0; i < *nowners; i++)
+        if (owners[i].buf == base) return lk_device_array_view(owners[i].array, data, type_num, t->ndim, shape, strides);
+    if (!rt_is_buffer_of(ctx, base) || *nowners >= LK_MAX_ARRAYS) {
+        PyErr_SetString(PyExc_SystemError, "lorikeet: a returned device array has no known owner (internal error)");
+        return NULL;
+    }
+    rt_buffer_detach(ctx, base);
+    PyObject *arr = lk_device_array_from_buffer(base, data, type_num, t->ndim, shape, strides);
+    if (arr) owners[(*nowners)++] = (DeviceOwner){base, arr};
+    return arr;
+}
+
 PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *ret)
 {
     PyObject *objs[LK_MAX_ARRAYS], *owners[LK_MAX_ARRAYS];
@@ -185,6 +243,8 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
     int pos = 0;
     for (int i = 0; i < s->nargs; i++) find_arrays(s->arg_types[i], slots, &pos, arrays, &narrays, objs);
     PyObject *result = NULL;
+    bool any_device = false; /* then results stay on the device */
+    for (int i = 0; i < narrays; i++) any_device |= arrays[i].a == NULL;
     if (copy_in(arrays, narrays, ranges, &nranges) < 0) goto free_ranges;
     RtCtx ctx = {.err = {.status = LK_OK}}, hctx = {.err = {.status = LK_OK}};
     int status;
@@ -196,7 +256,14 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
         LkDiag diag;
         rt_error_diag(&ctx.err, &s->names, &diag);
         lk_raise_diag(&diag);
-    } else if ((!s->writes_args || copy_back(ranges, nranges) == 0)) {
+    } else if (s->writes_args && copy_back(ranges, nranges) < 0) {
+        /* the exception is set */
+    } else if (any_device) {
+        DeviceOwner downers[LK_MAX_ARRAYS];
+        int ndowners = 0;
+        pos = 0;
+        result = box_on_device(s->ret_type, ret, &pos, &ctx, arrays, ranges, objs, downers, &ndowners);
+    } else {
         pos = 0;
         if (results_to_host(s->ret_type, ret, &pos, &ctx, &hctx, arrays, ranges, copies, &ncopies) == 0) {
             pos = 0;

@@ -95,6 +95,11 @@ PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx
 /* gpu_call.c: the call of code whose arrays are in device memory (slots and ret: room for the spec's slots) */
 PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *ret);
 
+/* box.c: NumPy's type number of a dtype; whether a device array is C-contiguous */
+int lk_npy_type(IrDtype dt);
+struct LkDeviceView;
+bool lk_device_view_is_c(const struct LkDeviceView *v);
+
 /* compile.c */
 LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io);
 PyObject *lk_lower(PyObject *self, PyObject *args);

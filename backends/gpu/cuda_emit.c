@@ -139,11 +139,8 @@ bool gpu_collect_kernels(IrFunc *root, RtArena *a, GpuKernelLayout **kernels, in
     for (int i = 0; i < cl.nhost; i++) host_func(&cl, cl.host[i]);
     cl.record = true;
     host_func(&cl, root);
-    for (int i = 0; i < root->ncallees && cl.ok; i++) {
-        bool reached = false;
-        for (int j = 0; j < cl.nhost; j++) reached |= cl.host[j] == root->callees[i];
-        if (reached) host_func(&cl, root->callees[i]);
-    }
+    /* every callee: the llvm backend emits host code for each, called from host code or not */
+    for (int i = 0; i < root->ncallees && cl.ok; i++) host_func(&cl, root->callees[i]);
     *kernels = cl.k;
     *n = cl.n;
     return cl.ok;

@@ -82,6 +82,19 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
         gpu_available(diag);
         return NULL;
     }
+    void **done = be_llvm_gpu_module_slot(opts->module);
+    if (done && *done && !opts->keep_ir_text && !opts->keep_object) {
+        /* the same compilation made earlier in this process (for device arrays instead of NumPy's, or another
+         * dispatcher of the same function): its kernels are loaded, its host code is in the JIT */
+        GpuHost none = {NULL, 0, &(RtNames){0}};
+        void **slot = NULL;
+        BeCompiled *code = be_llvm_compile_gpu_host(f, opts, &none, &slot, diag);
+        if (code) {
+            code->device_data = true;
+            code->writes_args = may_write_args(f);
+        }
+        return code;
+    }
     GpuKernelLayout *kernels = NULL;
     int nkernels = 0;
     if (!gpu_collect_kernels(f, f->arena, &kernels, &nkernels, diag)) return NULL;

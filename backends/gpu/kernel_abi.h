@@ -107,6 +107,9 @@ typedef struct GpuHost {
  * set on failure. */
 BeCompiled *be_llvm_compile_gpu_host(IrFunc *f, const BeOptions *opts, const GpuHost *host, void ***module_slot,
                                      LkDiag *diag);
+/* The module global of a gpu compilation of that name already in the process (then its kernels are loaded and its
+ * host code compiled), else NULL. */
+void **be_llvm_gpu_module_slot(const char *module);
 /* What besides the IR changes the host code: as the cpu backend's key_extras. */
 char *be_llvm_cpu_key_extras(const BeOptions *opts, LkDiag *diag);
 

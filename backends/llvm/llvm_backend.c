@@ -442,3 +442,10 @@ BeCompiled *be_llvm_compile_gpu_host(IrFunc *f, const BeOptions *opts, const Gpu
     }
     return code;
 }
+
+void **be_llvm_gpu_module_slot(const char *module)
+{
+    char sym[512];
+    snprintf(sym, sizeof sym, "%s.gpu_module", module);
+    return cg_jit_find(sym, NULL);
+}
