@@ -83,6 +83,9 @@ IrNode *ts_numpy_elementwise(Ts *ts, IrPos pos, const char *name, IrNode **args,
 /* linalg.c */
 IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot);
 IrNode *ts_outer(Ts *ts, IrPos pos, IrNode *a, IrNode *b);
+/* x viewed with new axes: spec is a string over x's axes and new ones, ':' for an axis of x, 'n' for a new
+ * axis of size 1 ("::n" is x[:, :, None]). */
+IrNode *ts_with_new_axes(Ts *ts, IrPos pos, IrNode *x, const char *spec);
 
 /* args.c: the arguments of a library call */
 typedef struct Args {
