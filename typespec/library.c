@@ -456,6 +456,7 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
         if (a->pos[0]->type->kind != IR_TY_ARRAY) return a->pos[0];
         return ts_transpose(ts, pos, a->pos[0]);
     }
+    if (!strcmp(name, "einsum")) return ts_einsum(ts, a);
     if (!strcmp(name, "outer")) {
         if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
         return ts_outer(ts, pos, a->pos[0], a->pos[1]);

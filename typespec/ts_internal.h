@@ -120,6 +120,9 @@ IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype); /* n
 /* library.c: calls of builtins, math, numpy, methods and user functions */
 IrNode *ts_call(Ts *ts, const IrNode *n);
 
+/* einsum.c: np.einsum of one or two operands (a->pos: each operand then its labels, NumPy's sublist form) */
+IrNode *ts_einsum(Ts *ts, Args *a);
+
 /* index.c: subscripts, attributes and stores */
 IrNode *ts_index(Ts *ts, const IrNode *n);
 IrNode *ts_elem_at(Ts *ts, IrPos pos, IrNode *base, IrNode *item, bool checked); /* base[item], one index */
