@@ -118,9 +118,10 @@ def trunc(a): return np.trunc(a)
 def rint(a): return np.rint(a)
 def square(a): return a * a
 def reciprocal(a): return np.reciprocal(a)
+def sign(a): return np.sign(a)
 
 
-@pytest.mark.parametrize("fn", [neg, absolute, sqrt, floor, ceil, trunc, rint, square, reciprocal],
+@pytest.mark.parametrize("fn", [neg, absolute, sqrt, floor, ceil, trunc, rint, square, reciprocal, sign],
                          ids=lambda f: f.__name__)
 def test_exact_unary_functions_give_numpys_bits(fn):
     a = np.concatenate([EDGE, halves(5001, -3000, 3000)])
@@ -128,11 +129,11 @@ def test_exact_unary_functions_give_numpys_bits(fn):
 
 
 TRANSCENDENTAL = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos",
-                  "arctan", "sinh", "cosh", "tanh", "arcsinh", "arctanh", "cbrt"]
+                  "arctan", "sinh", "cosh", "tanh", "arcsinh", "arctanh", "cbrt", "degrees", "radians"]
 
 
 def binary_math(a, b):
-    return a ** b, np.arctan2(a, b), np.hypot(a, b)
+    return a ** b, np.arctan2(a, b), np.hypot(a, b), np.logaddexp(a, b), np.logaddexp2(a, b)
 
 
 def transcendental(name):
@@ -143,7 +144,8 @@ def transcendental(name):
             "tan": lambda a: np.tan(a), "arcsin": lambda a: np.arcsin(a), "arccos": lambda a: np.arccos(a),
             "arctan": lambda a: np.arctan(a), "sinh": lambda a: np.sinh(a), "cosh": lambda a: np.cosh(a),
             "tanh": lambda a: np.tanh(a), "arcsinh": lambda a: np.arcsinh(a), "arctanh": lambda a: np.arctanh(a),
-            "cbrt": lambda a: np.cbrt(a)}[name]
+            "cbrt": lambda a: np.cbrt(a), "degrees": lambda a: np.degrees(a),
+            "radians": lambda a: np.radians(a)}[name]
 
 
 @pytest.mark.parametrize("name", TRANSCENDENTAL)
@@ -298,3 +300,46 @@ def test_float16_results_are_float16_arrays_numpy_can_use():
 def test_big_endian_float16_is_refused():
     with pytest.raises(TypeError, match="dtype"):
         J(neg)(np.ones(3, dtype=">f2"))
+
+
+# ---------------------------------------------------------------- promotion (NEP 50) against np.result_type
+
+ALL_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.float16,
+              np.float32, np.float64]
+
+
+def mixed(a, b):
+    return a + b, a / b, np.maximum(a, b), np.arctan2(a, b)
+
+
+@pytest.mark.parametrize("other", ALL_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_float16_with_every_dtype_promotes_as_numpy(other):
+    h, o = np.array([1.5, 2.0, 3.0], np.float16), np.array([1, 2, 3]).astype(other)
+    for x, y in [(h, o), (o[0], h), (h[0], o[0])]:
+        got, want = J(mixed)(x, y), numpy(mixed, x, y)
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == np.asarray(w).dtype == np.result_type(np.asarray(g).dtype, w), (x, y)
+            np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=1e-3)
+
+
+def with_python_numbers(a):
+    return a + 1, a * 2.5, a - True, 1.5 / a, a ** 2, a > 0.1
+
+
+def test_python_numbers_are_weak_against_float16():
+    a = halves(9, 0.5, 4)
+    for g, w in zip(J(with_python_numbers)(a), numpy(with_python_numbers, a)):
+        same_bits(g, w)
+
+
+def math_of(a):
+    return np.sqrt(a), np.exp(a), np.sin(a), np.log1p(a), a / a
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_math_functions_give_numpys_float_type(dtype):
+    """np.sqrt of int8, uint8 and bool is float16, of int16 float32, of wider integers float64."""
+    a = np.array([1, 2, 3]).astype(dtype)
+    for g, w in zip(J(math_of)(a), numpy(math_of, a)):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-3)

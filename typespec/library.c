@@ -6,14 +6,6 @@
 
 /* ---------------- math ---------------- */
 
-/* NumPy's float result type for a math function of t (no float16 here: int8 gives float32). */
-static IrType *float_of(IrType *t)
-{
-    if (ir_dtype_is_float(t->dtype)) return t->weak ? ir_type_scalar(IR_DT_FLOAT64) : t;
-    if (!t->weak && ir_dtype_size(t->dtype) <= 2) return ir_type_scalar(IR_DT_FLOAT32);
-    return ir_type_scalar(IR_DT_FLOAT64);
-}
-
 typedef struct MathEnv {
     IrMathFn fn;
     IrType *force;
@@ -42,7 +34,7 @@ IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType
     if (!t) {
         t = args[0]->type;
         for (int i = 1; i < nargs; i++) t = ts_promote(t, args[i]->type);
-        t = float_of(t);
+        t = ts_math_type(t);
     }
     bool is_pred = fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE;
     if (is_pred && !ir_dtype_is_float(args[0]->type->dtype))
@@ -88,9 +80,12 @@ static bool lookup_math(const char *name, IrMathFn *fn)
 /* degrees(x) = x * (180 / pi); radians(x) = x * (pi / 180). force: the float type (math: float64). */
 static IrNode *angle_convert(Ts *ts, IrPos pos, IrNode *x, bool to_degrees, IrType *force)
 {
-    IrType *ft = force ? force : float_of(ts_elem_type(x->type));
+    IrType *ft = force ? force : ts_math_type(ts_elem_type(x->type)), *ct = ts_compute_type(ft);
     IrNode *k = ir_const_float(ts->a, pos, ir_type_weak(IR_DT_FLOAT64), to_degrees ? 57.29577951308232 : 0.017453292519943295);
-    return ts_binop(ts, pos, IR_OP_MUL, ts_is_array(x) ? ts_cast_array(ts, pos, x, ft->dtype) : ts_cast(ts, x, ft), k);
+    bool arr = ts_is_array(x);
+    IrNode *r = ts_binop(ts, pos, IR_OP_MUL, arr ? ts_cast_array(ts, pos, x, ct->dtype) : ts_cast(ts, x, ct), k);
+    if (ct == ft || !r) return r;
+    return arr ? ts_cast_array(ts, pos, r, ft->dtype) : ts_cast(ts, r, ft); /* float16: rounded once */
 }
 
 /* math.f(x): Python floats in and out (math.floor/ceil/trunc give ints). */
