@@ -343,3 +343,125 @@ def test_math_functions_give_numpys_float_type(dtype):
     for g, w in zip(J(math_of)(a), numpy(math_of, a)):
         assert g.dtype == w.dtype
         np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-3)
+
+
+# ---------------------------------------------------------------- reductions
+# NumPy's float16 sum and prod accumulate in float32 (its HALF_add reduce loop, pairwise) and round once; mean sums
+# in float32 and divides in float64 (the count is an intp); var and std follow its formula (float16 sums of that
+# kind, float16 deviations and squares). lorikeet does the same with its own summation order, so results agree
+# within 1 ulp of float16 (in practice equal: a float32 sum rounded to float16 rarely differs).
+
+def reduce_all(a):
+    return np.sum(a), np.prod(a[:40]), np.mean(a), np.var(a), np.std(a), np.nansum(a), a.sum(), a.mean()
+
+
+def extremes(a):
+    return np.min(a), np.max(a), np.argmin(a), np.argmax(a), np.nanmin(a), np.nanmax(a)
+
+
+def along(a):
+    return (a.sum(axis=1), a.mean(axis=1), a.prod(axis=1), np.var(a, axis=1), a.max(axis=1), a.argmin(axis=1),
+            np.nanmax(a, axis=1), a.mean(axis=0), a.min(axis=0), a.argmax(axis=0), a.sum(axis=0, keepdims=True))
+
+
+def test_whole_array_reductions_within_one_ulp_of_numpy():
+    for a in (halves(100_001, 0, 1), halves(777, -4, 4), halves(5, 0, 3)):
+        got, want = J(reduce_all)(a), numpy(reduce_all, a)
+        for g, w in zip(got, want):
+            assert type(g) is type(w) is np.float16
+            assert ulp_distance(g, w) <= 1, (g, w)
+
+
+def test_extremes_are_exact_with_nan_and_signed_zeros():
+    a = halves(1001)
+    with_nan = a.copy()
+    with_nan[[17, 500]] = np.nan
+    zeros = np.array([0.0, -0.0, 0.0, -0.0], np.float16)
+    for x in (a, with_nan, zeros, zeros[::-1].copy(), np.full(3, np.nan, np.float16)):
+        for g, w in zip(J(extremes)(x), numpy(extremes, x)):
+            same_bits(g, w)
+
+
+def test_reductions_along_an_axis():
+    a = halves(300 * 70, 0, 1).reshape(300, 70)
+    got, want = J(along)(a), numpy(along, a)
+    names = ["sum1", "mean1", "prod1", "var1", "max1", "argmin1", "nanmax1", "mean0", "min0", "argmax0", "sum0"]
+    for name, g, w in zip(names, got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, name
+        if name == "sum0":
+            # along axis 0 NumPy's float16 loop rounds to float16 at every row (it accumulates in float32 only along
+            # the last axis); lorikeet accumulates in float32 along every axis: one rounding
+            exact = a.astype(np.float32).sum(axis=0, keepdims=True).astype(np.float16)
+            assert ulp_distance(g, exact) <= 1
+            bound = a.shape[0] * 2.0 ** -11 * np.abs(a.astype(np.float64)).sum(axis=0, keepdims=True)
+            assert (np.abs(w.astype(np.float64) - g.astype(np.float64)) <= bound).all()
+        else:
+            assert ulp_distance(g, w) <= (0 if g.dtype.kind == "i" or name[:3] in ("max", "min", "nan") else 1), name
+
+
+def sum_and_mean(a):
+    return np.sum(a), np.mean(a)
+
+
+def test_float32_accumulation_as_numpy():
+    """The sum overflows float16 where NumPy's does, the mean does not (its sum is float32), and a count beyond
+    65504 (the largest float16) divides exactly."""
+    for a in (np.full(10, 60000, np.float16), np.ones(100_000, np.float16), np.full(70_000, 0.001, np.float16)):
+        for g, w in zip(J(sum_and_mean)(a), numpy(sum_and_mean, a)):
+            assert ulp_distance(g, w) <= 1, (g, w)
+
+
+def scans(a):
+    return np.cumsum(a), np.cumprod(a[:30] * np.float16(1.5))
+
+
+def test_scans_round_each_step_as_numpy():
+    a = halves(5001, 0, 1)
+    got, want = J(scans)(a), numpy(scans, a)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype == np.float16
+        if ON_TEAM:
+            # chunks of the team add their carry to partial sums: rounded elsewhere; within the error bound that
+            # NumPy's own per-step rounding has (k steps of half an ulp of the running sum)
+            exact = np.cumsum(a.astype(np.float64)) if g.size == a.size else w.astype(np.float64)
+            k = np.arange(1, g.size + 1)
+            bound = k * 2.0 ** -11 * np.abs(exact)
+            assert (np.abs(w - exact) <= bound).all() and (np.abs(g - exact) <= bound).all()
+        else:
+            same_bits(g, w)
+
+
+def dots(a, b, m, n):
+    return np.dot(a, b), m @ n, np.dot(m, a[:m.shape[1]])
+
+
+def test_dot_and_matmul_multiply_and_sum_in_float32():
+    a, b = halves(300, -2, 2), halves(300, -2, 2)
+    m, n = halves(40 * 60, -2, 2).reshape(40, 60), halves(60 * 30, -2, 2).reshape(60, 30)
+    for g, w in zip(J(dots)(a, b, m, n), numpy(dots, a, b, m, n)):
+        assert np.asarray(g).dtype == np.asarray(w).dtype == np.float16
+        assert ulp_distance(g, w) <= 1
+
+
+def prange_reductions(a):
+    s = np.float16(0.0)
+    m = np.float16(-100.0)
+    for i in lk.prange(len(a)):
+        s += a[i]
+        m = max(m, a[i])
+    return s, m
+
+
+def test_prange_reductions_of_float16():
+    """Each += rounds to float16 (the body's operations are float16's); on the team each chunk runs from the
+    identity and the chunks' results combine in order, rounded alike: within the bound of per-step rounding."""
+    a = halves(20_001, 0, 1)
+    got, want = J(prange_reductions)(a), prange_reductions(a)
+    for g, w in zip(got, want):
+        assert type(g) is np.float16
+    same_bits(got[1], want[1])
+    if ON_TEAM:
+        exact = a.astype(np.float64).sum()
+        assert abs(float(got[0]) - exact) <= a.size * 2.0 ** -11 * exact
+    else:
+        same_bits(got[0], want[0])

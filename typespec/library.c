@@ -144,6 +144,20 @@ static IrNode *elem_sqdiff(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     return ts_scalar_binop(ts, pos, IR_OP_MUL, d, d);
 }
 
+/* s / count in the result type rt. NumPy divides a float16 sum by the count (an intp) in float64 and rounds once;
+ * a division in float16 would round the count too (65504 is the largest float16). */
+static IrNode *divide_by_count(Ts *ts, IrPos pos, IrNode *s, IrNode *count, IrType *rt)
+{
+    if (!s) return NULL;
+    if (rt->dtype != IR_DT_FLOAT16) return ts_binop(ts, pos, IR_OP_DIV, s, ts_cast(ts, count, rt));
+    IrType *f64 = ir_type_scalar(IR_DT_FLOAT64);
+    bool arr = ts_is_array(s);
+    IrNode *q = ts_binop(ts, pos, IR_OP_DIV, arr ? ts_cast_array(ts, pos, s, IR_DT_FLOAT64) : ts_cast(ts, s, f64),
+                         ts_cast(ts, count, f64));
+    if (!q) return NULL;
+    return arr ? ts_cast_array(ts, pos, q, IR_DT_FLOAT16) : ts_cast(ts, q, rt);
+}
+
 /* np.sum(x, axis=None, keepdims=False) and friends; x may be a method's receiver. */
 static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
 {
@@ -211,18 +225,19 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         /* mean with keepdims, so it broadcasts against x */
         IrNode *count = axis < 0 ? ts_array_size(ts, pos, x) : ts_dim(ts, pos, x, (int)axis);
         count = ts_reuse(ts, count);
-        IrNode *m = ts_binop(ts, pos, IR_OP_DIV, ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, true, acc), ts_cast(ts, count, acc));
+        IrNode *m = divide_by_count(ts, pos, ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, true, acc), count, acc);
         m = ts_reuse(ts, m);
         IrNode *in[2] = {x, m};
         IrNode *sq = ts_make_map(ts, pos, in, 2, elem_sqdiff, NULL);
         IrNode *ss = ts_make_reduce(ts, pos, IR_RED_ADD, sq, (int)axis, keepdims, acc);
         IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof));
-        IrNode *var = ts_binop(ts, pos, IR_OP_DIV, ss, ts_cast(ts, dof, acc));
+        IrNode *var = divide_by_count(ts, pos, ss, dof, acc);
         if (name[0] == 'v') return var;
         return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
     }
     if (strcmp(name, "mean") == 0) {
-        IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64); /* NumPy: mean of ints is float64 */
+        IrType *rt = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64); /* NumPy: mean of ints is float64 */
+        IrType *acc = ts_compute_type(rt); /* and of float16 sums in float32 */
         IrNode *count;
         if (axis >= 0) {
             count = ts_shape_dim(ts, pos, &x, (int)axis);
@@ -231,9 +246,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
             for (int d = 1; d < x->type->ndim; d++)
                 count = ts_scalar_binop(ts, pos, IR_OP_MUL, count, ts_shape_dim(ts, pos, &x, d));
         }
-        IrNode *s = ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, acc);
-        IrNode *c = ts_cast(ts, count, acc);
-        return ts_binop(ts, pos, IR_OP_DIV, s, c);
+        return divide_by_count(ts, pos, ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, acc), count, rt);
     }
     TS_ERR(ts, pos, "internal error: reduction %s", name);
 }
