@@ -465,3 +465,62 @@ def test_prange_reductions_of_float16():
         assert abs(float(got[0]) - exact) <= a.size * 2.0 ** -11 * exact
     else:
         same_bits(got[0], want[0])
+
+
+# ---------------------------------------------------------------- the other nodes
+
+def step(x, y):
+    """Too long to inline: float16 parameters and result pass between compiled functions."""
+    a = x * y
+    b = a + x
+    c = b - y
+    d = c * c
+    e = d / (x + np.float16(9))
+    f = e + a
+    g = f * np.float16(0.5)
+    if g > 1:
+        g = g - 1
+    return g + b
+
+
+def calls(a, b):
+    out = np.empty(len(a), np.float16)
+    for i in range(len(a)):
+        out[i] = step(a[i], b[i])
+    return out
+
+
+def test_a_call_with_float16_arguments_and_result():
+    a, b = halves(300, -4, 4), halves(300, -4, 4)
+    assert "step" in J(calls).inspect_types(a, b)  # called, not inlined
+    same_bits(J(calls)(a, b), calls(a, b))
+
+
+def views_and_selections(a, b, m):
+    return (np.cumsum(m, axis=0), np.cumsum(m, axis=1), np.where(a > 0, a, b), np.clip(a, -1, 1),
+            np.concatenate((a, b)), a[a > 0], m.T.copy(), m.reshape(-1), m[::2, 1:] * b[:8], np.outer(a[:3], b[:3]),
+            np.arange(5, dtype=np.float16), a.dtype == np.float16)
+
+
+def test_views_selections_scans_along_axes():
+    a, b, m = halves(50, -4, 4), halves(50, -4, 4), halves(63, -4, 4).reshape(7, 9)
+    for g, w in zip(J(views_and_selections)(a, b, m), numpy(views_and_selections, a, b, m)):
+        same_bits(g, w)
+
+
+def with_operators(a, b):
+    return lk.map(lambda x, y: x * y + np.float16(1), a, b), lk.reduce(lambda acc, x: acc + x, a)
+
+
+def test_lk_map_and_reduce_round_each_operation():
+    a, b = halves(1000, -2, 2), halves(1000, -2, 2)
+    acc = a[0]
+    for x in a[1:]:
+        acc = acc + x
+    got = J(with_operators)(a, b)
+    same_bits(got[0], numpy(lambda x, y: x * y + np.float16(1), a, b))
+    if ON_TEAM:  # a user's combine is taken as associative: chunks combine in order
+        exact = float(np.sum(a.astype(np.float64)))
+        assert abs(float(got[1]) - exact) <= a.size * 2.0 ** -11 * float(np.sum(np.abs(a.astype(np.float64))))
+    else:
+        same_bits(got[1], acc)
