@@ -9,7 +9,6 @@
  * NaN payloads; so the JIT is given ours under their names (rt_symbols), and results do not depend on the CPU.
  * Those take and return half values in an XMM register (the x86-64 psABI's _Float16), hence the _Float16
  * wrappers, which only move bits. Nothing here allocates or can fail. */
-#include <math.h>
 #include <string.h>
 #include "runtime.h"
 
@@ -43,24 +42,37 @@ uint16_t rt_half_from_float(float f)
     return rt_half_from_double((double)f); /* exact, so one rounding */
 }
 
+/* Widening is exact: the fields move (a NaN made quiet, its payload in the top bits), a subnormal is scaled. */
 double rt_half_to_double(uint16_t h)
 {
-    unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v;
-    if (e == 31 && m) { /* NaN: quiet, the payload in the top bits */
-        uint64_t bits = ((uint64_t)(h & 0x8000) << 48) | 0x7ff8000000000000ULL | ((uint64_t)m << 42);
-        memcpy(&v, &bits, sizeof v);
-        return v;
+    uint64_t sign = (uint64_t)(h & 0x8000) << 48, m = h & 0x3ff;
+    unsigned e = (h >> 10) & 0x1f;
+    if (e == 0) {
+        double v = (double)m * 0x1p-24;
+        return sign ? -v : v;
     }
-    if (e == 31) v = INFINITY;
-    else if (e == 0) v = (double)m * 0x1p-24;
-    else v = ldexp((double)(m | 0x400), (int)e - 25);
-    return (h & 0x8000) ? -v : v;
+    uint64_t bits = sign | (m << 42);
+    if (e == 31) bits |= 0x7ff0000000000000ULL | (m ? 0x0008000000000000ULL : 0);
+    else bits |= (uint64_t)(e + 1008) << 52;
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
 }
 
 float rt_half_to_float(uint16_t h)
 {
-    return (float)rt_half_to_double(h); /* exact; a NaN keeps its payload */
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, m = h & 0x3ff;
+    unsigned e = (h >> 10) & 0x1f;
+    if (e == 0) {
+        float v = (float)m * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    uint32_t bits = sign | (m << 13);
+    if (e == 31) bits |= 0x7f800000u | (m ? 0x00400000u : 0);
+    else bits |= (uint32_t)(e + 112) << 23;
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
 }
 
 /* ---- the routines LLVM calls, with the psABI's _Float16 in and out ---- */
