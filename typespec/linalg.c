@@ -38,6 +38,12 @@ IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot)
     if (na > 2 || nb > 2) TS_ERR(ts, pos, "matrix products of arrays with more than 2 dimensions are not supported yet");
     IrType *t = ts_promote(ir_type_scalar(a->type->dtype), ir_type_scalar(b->type->dtype));
     IrDtype dt = t->dtype == IR_DT_BOOL ? IR_DT_BOOL : t->dtype;
+    if (dt == IR_DT_FLOAT16) {
+        /* NumPy's float16 dot and matmul multiply and sum in float32 and round each result once */
+        IrNode *r = ts_matmul(ts, pos, ts_cast_array(ts, pos, a, IR_DT_FLOAT32), ts_cast_array(ts, pos, b, IR_DT_FLOAT32), is_dot);
+        if (!r) return NULL;
+        return ts_is_array(r) ? ts_cast_array(ts, pos, r, IR_DT_FLOAT16) : ts_cast(ts, r, ir_type_scalar(IR_DT_FLOAT16));
+    }
     IrNode *in[2] = {a, b};
     if (na == 1 && nb == 1)
         return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), -1, false, ir_type_scalar(dt));

@@ -43,6 +43,10 @@ typedef struct Ts {
         return NULL;                                                                            \
     } while (0)
 
+/* promote.c (with ts_promote, typespec.h) */
+IrType *ts_math_type(IrType *t);    /* the float type NumPy gives a math function of t (sqrt of int8: float16) */
+IrType *ts_compute_type(IrType *t); /* the type NumPy computes a function of float type t in: float16's is float32 */
+
 /* infer.c */
 IrNode *ts_expr(Ts *ts, const IrNode *n);
 IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t);
