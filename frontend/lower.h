@@ -81,4 +81,13 @@ IrNode *fe_lower_subscript(FeCtx *c, PyObject *e);         /* an ast.Subscript a
 IrNode *fe_const_from_py(FeCtx *c, PyObject *v, IrPos pos); /* a Python constant as IR_CONST/IR_TUPLE */
 bool fe_binop_of(FeCtx *c, PyObject *op, IrPos pos, IrBinOp *out); /* ast.Add -> IR_OP_ADD, ... */
 
+/* ---- lower_einsum.c: np.einsum's subscripts string as NumPy's sublist form ---- */
+bool fe_is_einsum_string_call(FeCtx *c, const IrNode *call, PyObject *args); /* np.einsum('...', ...) */
+/* The call's arguments: each operand then a tuple of its labels, then the output's tuple if there is '->' */
+IrNode **fe_lower_einsum_args(FeCtx *c, PyObject *args, IrPos pos, int *nargs);
+/* A keyword argument's value: fe_lower_expr's, except einsum's optimize='greedy'/'optimal' (True) */
+IrNode *fe_lower_einsum_keyword(FeCtx *c, const IrNode *call, const char *name, PyObject *value, IrPos pos);
+/* The subscripts are a str variable: true with the CompileError set (also true when resolving fails) */
+bool fe_einsum_subscripts_misused(FeCtx *c, const IrNode *call, PyObject *args, IrPos pos);
+
 #endif

@@ -440,13 +440,18 @@ static IrNode *lower_call(FeCtx *c, PyObject *e, IrPos pos)
     IrNode *n = new_node(c, IR_CALL, pos), *receiver;
     if (!lower_callee(c, func, n, pos, &receiver)) return NULL;
     int first = receiver ? 1 : 0, npos = (int)PyList_GET_SIZE(args);
-    n->u.call.nargs = first + npos;
-    n->u.call.args = ir_nodes(c->a, n->u.call.nargs);
-    if (receiver) n->u.call.args[0] = receiver;
-    for (int k = 0; k < npos; k++) {
-        PyObject *arg = PyList_GET_ITEM(args, k);
-        if (fe_is(arg, "Starred")) return fe_error(c, fe_pos(c, arg), "unsupported syntax: starred argument (*args)");
-        if (!(n->u.call.args[first + k] = fe_lower_expr(c, arg))) return NULL;
+    for (int k = 0; k < npos; k++)
+        if (fe_is(PyList_GET_ITEM(args, k), "Starred"))
+            return fe_error(c, fe_pos(c, PyList_GET_ITEM(args, k)), "unsupported syntax: starred argument (*args)");
+    if (fe_is_einsum_string_call(c, n, args)) {
+        if (!(n->u.call.args = fe_lower_einsum_args(c, args, pos, &n->u.call.nargs))) return NULL;
+    } else {
+        if (fe_einsum_subscripts_misused(c, n, args, pos)) return NULL;
+        n->u.call.nargs = first + npos;
+        n->u.call.args = ir_nodes(c->a, n->u.call.nargs);
+        if (receiver) n->u.call.args[0] = receiver;
+        for (int k = 0; k < npos; k++)
+            if (!(n->u.call.args[first + k] = fe_lower_expr(c, PyList_GET_ITEM(args, k)))) return NULL;
     }
     int nkw = (int)PyList_GET_SIZE(keywords);
     n->u.call.nkw = nkw;
@@ -460,7 +465,7 @@ static IrNode *lower_call(FeCtx *c, PyObject *e, IrPos pos)
         const char *name = fe_utf8(c, arg);
         if (!name) return NULL;
         n->u.call.kwnames[k] = fe_dup(c, name);
-        if (!(n->u.call.kwargs[k] = fe_lower_expr(c, value))) return NULL;
+        if (!(n->u.call.kwargs[k] = fe_lower_einsum_keyword(c, n, name, value, fe_pos(c, value)))) return NULL;
     }
     return n;
 }

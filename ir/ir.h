@@ -58,12 +58,22 @@
  *    target's range give its minimum or maximum, NaN gives 0. Integer to integer casts wrap (truncate/extend).
  *    Anything to bool is `!= 0` (NaN is true).
  *  - IR_OP_MIN/IR_OP_MAX on floats propagate NaN and give the second operand when the two compare equal
- *    (NumPy's minimum/maximum: maximum(-0.0, 0.0) is 0.0); builtins min/max, which depend on argument order,
- *    reach the typed IR as an IR_IFEXP of a compare instead.
+ *    (NumPy's minimum/maximum: maximum(-0.0, 0.0) is 0.0; float16 gives the first, see below); builtins min/max,
+ *    which depend on argument order, reach the typed IR as an IR_IFEXP of a compare instead.
  *  - Float comparisons are IEEE (ordered, except != which is true for NaN). Integer operands of a compare have
  *    one type, NumPy's promotion of the two (typespec casts); a negative Python int against an unsigned value is
  *    still wrapped to the unsigned type today (issue 12; the table's row is a strict xfail).
  *  - Division `/` is IEEE (x / 0.0 is inf or nan); math functions are C's (IrMathFn), accurate to a few ulp.
+ *  - float16 (IR_DT_FLOAT16: IEEE binary16, 2 bytes in memory) is computed as NumPy's float16 loops do: an
+ *    operation on float16 operands (IR_BINOP, IR_UNOP, IR_MATH, IR_COMPARE) widens them exactly to float32,
+ *    computes as the float32 operation does, and rounds a float16 result once, to nearest even (overflow gives
+ *    inf, NaN stays NaN). So `a * b + c` rounds twice, as NumPy's two ufunc calls do, and the result does not
+ *    depend on the CPU (native half arithmetic, where a CPU has it, gives the same bits for + - * / and sqrt
+ *    only). A cast to float16 rounds once from the source's value (float64 directly, not through float32).
+ *    Where NumPy's float16 loops differ from its float32 ones: IR_OP_MIN/IR_OP_MAX and IR_MATH_FMIN/FMAX give
+ *    the first operand when the two compare equal (maximum(0.0, -0.0) is 0.0). What NumPy accumulates in
+ *    float32 (sum, prod, mean, dot) typespec types so (a float32 reduction cast to float16); a float16
+ *    IR_REDUCE or IR_SCAN rounds at each combine, as NumPy's cumsum does.
  *
  * The shapes the typed IR takes (what typespec produces, so a backend need handle no other):
  *  - IR_COMPARE has exactly one operator and two operands (chains became an IR_BOOLOP of binary compares);
@@ -96,7 +106,7 @@
 typedef enum {
     IR_DT_BOOL, IR_DT_INT8, IR_DT_INT16, IR_DT_INT32, IR_DT_INT64,
     IR_DT_UINT8, IR_DT_UINT16, IR_DT_UINT32, IR_DT_UINT64,
-    IR_DT_FLOAT32, IR_DT_FLOAT64,
+    IR_DT_FLOAT16, IR_DT_FLOAT32, IR_DT_FLOAT64,  /* float16: IEEE binary16, see "float16" below */
     IR_DT_COUNT
 } IrDtype;
 
@@ -493,9 +503,10 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 7 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 8 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
-                               * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals) */
+                               * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
+                               * 8: IR_DT_FLOAT16 (the dtypes after it renumbered) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */

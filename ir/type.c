@@ -75,11 +75,11 @@ IrType *ir_type_strong(IrType *t)
 
 bool ir_dtype_is_int(IrDtype dt) { return dt >= IR_DT_INT8 && dt <= IR_DT_UINT64; }
 bool ir_dtype_is_signed(IrDtype dt) { return dt >= IR_DT_INT8 && dt <= IR_DT_INT64; }
-bool ir_dtype_is_float(IrDtype dt) { return dt == IR_DT_FLOAT32 || dt == IR_DT_FLOAT64; }
+bool ir_dtype_is_float(IrDtype dt) { return dt == IR_DT_FLOAT16 || dt == IR_DT_FLOAT32 || dt == IR_DT_FLOAT64; }
 
 int ir_dtype_size(IrDtype dt)
 {
-    static const int sizes[IR_DT_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+    static const int sizes[IR_DT_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
     return sizes[dt];
 }
 
@@ -89,7 +89,7 @@ int ir_dtype_bits(IrDtype dt)
 }
 
 static const char *dtype_names[IR_DT_COUNT] = {
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
 };
 
 const char *ir_dtype_name(IrDtype dt) { return dtype_names[dt]; }
@@ -105,6 +105,7 @@ bool ir_dtype_from_name(const char *name, IrDtype *out)
     if (strcmp(name, "float") == 0 || strcmp(name, "double") == 0) { *out = IR_DT_FLOAT64; return true; }
     if (strcmp(name, "int") == 0 || strcmp(name, "intp") == 0) { *out = IR_DT_INT64; return true; }
     if (strcmp(name, "single") == 0) { *out = IR_DT_FLOAT32; return true; }
+    if (strcmp(name, "half") == 0) { *out = IR_DT_FLOAT16; return true; }
     return false;
 }
 

@@ -16,8 +16,8 @@ static bool dtype_of_descr(PyArray_Descr *d, IrDtype *out)
         *out = size == 1 ? IR_DT_UINT8 : size == 2 ? IR_DT_UINT16 : size == 4 ? IR_DT_UINT32 : IR_DT_UINT64;
         return size == 1 || size == 2 || size == 4 || size == 8;
     case 'f':
-        *out = size == 4 ? IR_DT_FLOAT32 : IR_DT_FLOAT64;
-        return size == 4 || size == 8;
+        *out = size == 2 ? IR_DT_FLOAT16 : size == 4 ? IR_DT_FLOAT32 : IR_DT_FLOAT64;
+        return size == 2 || size == 4 || size == 8;
     default: return false;
     }
 }
@@ -25,7 +25,8 @@ static bool dtype_of_descr(PyArray_Descr *d, IrDtype *out)
 int lk_npy_type(IrDtype dt)
 {
     static const int map[IR_DT_COUNT] = {NPY_BOOL, NPY_INT8, NPY_INT16, NPY_INT32, NPY_INT64, NPY_UINT8,
-                                         NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT32, NPY_FLOAT64};
+                                         NPY_UINT16, NPY_UINT32, NPY_UINT64, NPY_FLOAT16, NPY_FLOAT32,
+                                         NPY_FLOAT64};
     return map[dt];
 }
 
@@ -130,7 +131,7 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
         }
         if (!dtype_of_descr(PyArray_DESCR(a), &dt)) {
             PyErr_Format(PyExc_TypeError, "argument '%s': arrays of dtype %R are not supported (bool, int8..int64, "
-                         "uint8..uint64, float32 and float64 in native byte order are)", param, PyArray_DESCR(a));
+                         "uint8..uint64, float16, float32 and float64 in native byte order are)", param, PyArray_DESCR(a));
             return NULL;
         }
         if (PyArray_NDIM(a) == 0) return ir_type_scalar(dt); /* used as a scalar of its dtype */
@@ -214,6 +215,7 @@ static int64_t scalar_slot(PyObject *arg, const IrType *t)
         case IR_DT_UINT16: slot.i = *(uint16_t *)buf; break;
         case IR_DT_UINT32: slot.i = *(uint32_t *)buf; break;
         case IR_DT_UINT64: slot.i = (int64_t)*(uint64_t *)buf; break;
+        case IR_DT_FLOAT16: slot.f = rt_half_to_double(*(uint16_t *)buf); break; /* npy_half: the bits */
         case IR_DT_FLOAT32: slot.f = *(float *)buf; break;
         case IR_DT_FLOAT64: slot.f = *(double *)buf; break;
         case IR_DT_COUNT: break;
@@ -322,6 +324,7 @@ PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx
             case IR_DT_INT8: case IR_DT_UINT8: c.i8 = (int8_t)v; break;
             case IR_DT_INT16: case IR_DT_UINT16: c.i16 = (int16_t)v; break;
             case IR_DT_INT32: case IR_DT_UINT32: c.i32 = (int32_t)v; break;
+            case IR_DT_FLOAT16: c.i16 = (int16_t)rt_half_from_double(f); break; /* exact: f is a float16 */
             case IR_DT_FLOAT32: c.f32 = (float)f; break;
             default: c.u64 = (uint64_t)v; break;
             }

@@ -295,4 +295,13 @@ typedef struct RtSymbol {
 } RtSymbol;
 const RtSymbol *rt_symbols(int *count);
 
+/* ---- float16 (half.c): IEEE binary16 as bits, rounding to nearest even (overflow to inf, NaN kept) ---- */
+uint16_t rt_half_from_double(double d);
+uint16_t rt_half_from_float(float f);
+double rt_half_to_double(uint16_t h);
+float rt_half_to_float(uint16_t h);
+/* The conversion routines LLVM calls where the CPU has no instruction (__extendhfsf2, __truncdfhf2, ...), for
+ * the JIT's symbol table: the process may not have them, and these give the instructions' results. */
+const RtSymbol *rt_half_symbols(int *count);
+
 #endif

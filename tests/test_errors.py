@@ -831,10 +831,10 @@ class Opaque:
 
 @pytest.mark.parametrize("bad", [{"a": 1}, "text", object(), Opaque(), {1, 2}, b"bytes", 1 + 2j, ["a", "b"],
                                  [[1, 2], [3]], [1, "x"], len, np.array(["a", "b"]), np.array([1 + 1j]),
-                                 np.array([1, None], dtype=object), np.float16(1.0), np.zeros(2, np.float16)],
+                                 np.array([1, None], dtype=object), np.longdouble(1.0), np.zeros(2, np.longdouble)],
                          ids=["dict", "str", "object", "instance", "set", "bytes", "complex", "list_of_str",
                               "ragged_list", "mixed_list", "function", "str_array", "complex_array", "object_array",
-                              "float16", "float16_array"])
+                              "longdouble", "longdouble_array"])
 def test_unsupported_argument_type_raises_type_error_naming_the_parameter(bad):
     with pytest.raises(TypeError, match="weights") as e:
         lk.jit(two_params)(np.ones(3), bad)

@@ -92,6 +92,18 @@ A = np.arange(16.0)
 MAT = np.arange(32.0).reshape(16, 2)
 
 
+@pytest.fixture(autouse=True)
+def at_most_two_threads():
+    """The openmp pass runs these 400 000-call loops with every loop on the team. Leaks are counted per call,
+    whatever the team's size, and a team of two runs every chunk path; a team of 16 on the 16-core GPU host took
+    1.1 ms a call of temporaries_in_expressions (72 us with 4 threads, 1.1 us on one), so the file never finished
+    there (measured 2026-11-24: waking a 16-thread team for a 16-element loop costs about 200 us)."""
+    n = lk.get_num_threads()
+    lk.set_num_threads(min(n, 2))
+    yield
+    lk.set_num_threads(n)
+
+
 def test_runtime_stats_shape():
     s = lk.runtime.stats()
     assert set(s) >= {"allocations", "frees", "live_bytes"}
@@ -338,6 +350,7 @@ import numpy as np
 import lorikeet as lk
 sys.path.insert(0, sys.argv[1])
 import test_memory as tm
+lk.set_num_threads(min(lk.get_num_threads(), 2))  # as at_most_two_threads does
 cases = [(tm.temporaries_in_a_loop, (tm.A,)), (tm.temporaries_in_expressions, (tm.A, tm.MAT)),
          (tm.returns_new_array, (tm.A,)), (tm.returns_view, (tm.A,)), (tm.returns_tuple_of_arrays, (tm.A,))]
 for f, args in cases:

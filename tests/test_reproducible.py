@@ -1,7 +1,9 @@
 """Elementwise results do not depend on the backend, the thread count or the CPU's vector width: a map of a math
 function gives the same bits on cpu and on openmp with 1, 2, 3 and 16 threads, each element the same as the
 function called on that element alone in scalar code; and LORIKEET_CPU compiles for a named x86-64 level, the
-same bits again where the level uses the same vector math, or says why it cannot."""
+same bits again where the level uses the same vector math, or says why it cannot. float16 arithmetic and
+conversions give the same bits on every level (F16C's instructions, or the runtime's conversion routines where a
+level lacks them)."""
 import os
 import subprocess
 import sys
@@ -36,7 +38,8 @@ def binary_map(name):
 
 
 def bits(a):
-    return np.ascontiguousarray(a).view(np.uint64 if a.dtype == np.float64 else np.uint32)
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
 
 
 def assert_same_bits(got, want, what):
@@ -59,7 +62,7 @@ def across_threads(kernel, *args):
         lk.set_parallel_threshold(old_threshold)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_map_same_bits_on_every_thread_count(name, dtype):
     x = X.astype(dtype)
@@ -67,7 +70,7 @@ def test_unary_map_same_bits_on_every_thread_count(name, dtype):
         assert_same_bits(omp, cpu, f"np.{name} on {threads} threads")
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 @pytest.mark.parametrize("name", BINARY)
 def test_binary_map_same_bits_on_every_thread_count(name, dtype):
     x, y = X.astype(dtype), Y.astype(dtype)
@@ -75,7 +78,7 @@ def test_binary_map_same_bits_on_every_thread_count(name, dtype):
         assert_same_bits(omp, cpu, f"np.{name} on {threads} threads")
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_scalar_code_computes_what_the_vector_loop_computes(dtype):
     """An element computed in a vectorised loop, in its remainder, and by scalar code: the same bits."""
     mapped = lk.jit(lambda a: np.exp(a) * np.log1p(a))
@@ -141,6 +144,36 @@ def test_every_level_runs_and_agrees_across_backends(tmp_path, level):
     assert_same_bits(out["openmp"], out["cpu"], f"{level}: openmp against cpu")
     x = np.random.default_rng(11).uniform(0.01, 3.0, 100_003)
     np.testing.assert_allclose(out["cpu"], np.exp(x) * np.sin(x) + np.log1p(x) ** 1.5, rtol=1e-14)
+
+
+SAVE_HALF = """
+    import numpy as np, lorikeet as lk
+    rng = np.random.default_rng(11)
+    a, b, c = (rng.uniform(-300, 300, 100_003).astype(np.float16) for _ in range(3))
+    wide = rng.standard_normal(100_003) * 2.0 ** rng.integers(-30, 18, 100_003)
+    every = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    f = lk.jit(lambda a, b, c, w, e: (a * b + c, (a - b) / (c + 1.5), a // b, np.sqrt(abs(a)), a < b,
+                                      w.astype(np.float16), w.astype(np.float32).astype(np.float16),
+                                      e.astype(np.float32), e.astype(np.float64), (w > 0).astype(np.float16),
+                                      (w * 1000).astype(np.int32).astype(np.float16)), backend="{backend}")
+    np.savez("{path}", *f(a, b, c, wide, every))
+"""
+
+
+@pytest.mark.parametrize("level", ["x86-64", "x86-64-v2"])
+def test_float16_gives_the_hosts_bits_on_every_level(tmp_path, level):
+    """Without F16C, LLVM calls conversion routines (the runtime's) where the host uses vcvtph2ps/vcvtps2ph: the
+    same bits, NaN payloads included, on both backends."""
+    def run(lvl, backend):
+        path = tmp_path / f"{lvl}-{backend}.npz"
+        r = run_with_cpu(lvl, SAVE_HALF.format(backend=backend, path=path), tmp_path)
+        assert r.returncode == 0, r.stderr
+        with np.load(path) as z:
+            return [z[k] for k in sorted(z.files, key=lambda k: int(k.split("_")[1]))]
+    host = run("host", "cpu")
+    for backend in ("cpu", "openmp"):
+        for i, (got, want) in enumerate(zip(run(level, backend), host)):
+            assert_same_bits(got, want, f"{level} {backend}: result {i}")
 
 
 def refusal(level, tmp_path):

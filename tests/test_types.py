@@ -7,7 +7,8 @@ import pytest
 
 from test_language import check, jitted
 
-DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint32, np.uint64, np.float32, np.float64]
+DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64, np.uint32, np.uint64, np.float16,
+          np.float32, np.float64]
 
 
 def arr(dtype, n=5, start=1):
@@ -268,9 +269,9 @@ def test_ufunc_result_dtypes(f, dtype):
     check(f, arr(dtype))
 
 
-@pytest.mark.parametrize("f", [m_abs, m_floor, m_neg], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [m_sqrt, m_exp, m_abs, m_floor, m_neg], ids=lambda f: f.__name__)
 def test_ufunc_result_dtypes_bool(f):
-    # (np.sqrt/np.exp of bool give float16, which lorikeet does not have); np.negative of bool is a TypeError
+    # np.sqrt/np.exp of bool give float16; np.negative of bool is a TypeError
     check(f, arr(np.bool_))
 
 

@@ -32,6 +32,7 @@ static IrNode *fold_const_cast(Ts *ts, IrNode *c, IrType *t)
     if (ir_dtype_is_float(t->dtype)) {
         double v = from_float ? c->u.konst.f : (double)c->u.konst.i;
         if (t->dtype == IR_DT_FLOAT32) v = (double)(float)v;
+        if (t->dtype == IR_DT_FLOAT16) v = rt_half_to_double(rt_half_from_double(v));
         return ir_const_float(ts->a, c->pos, t, v);
     }
     if (t->dtype == IR_DT_BOOL)

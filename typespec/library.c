@@ -6,14 +6,6 @@
 
 /* ---------------- math ---------------- */
 
-/* NumPy's float result type for a math function of t (no float16 here: int8 gives float32). */
-static IrType *float_of(IrType *t)
-{
-    if (ir_dtype_is_float(t->dtype)) return t->weak ? ir_type_scalar(IR_DT_FLOAT64) : t;
-    if (!t->weak && ir_dtype_size(t->dtype) <= 2) return ir_type_scalar(IR_DT_FLOAT32);
-    return ir_type_scalar(IR_DT_FLOAT64);
-}
-
 typedef struct MathEnv {
     IrMathFn fn;
     IrType *force;
@@ -42,7 +34,7 @@ IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType
     if (!t) {
         t = args[0]->type;
         for (int i = 1; i < nargs; i++) t = ts_promote(t, args[i]->type);
-        t = float_of(t);
+        t = ts_math_type(t);
     }
     bool is_pred = fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE;
     if (is_pred && !ir_dtype_is_float(args[0]->type->dtype))
@@ -88,9 +80,12 @@ static bool lookup_math(const char *name, IrMathFn *fn)
 /* degrees(x) = x * (180 / pi); radians(x) = x * (pi / 180). force: the float type (math: float64). */
 static IrNode *angle_convert(Ts *ts, IrPos pos, IrNode *x, bool to_degrees, IrType *force)
 {
-    IrType *ft = force ? force : float_of(ts_elem_type(x->type));
+    IrType *ft = force ? force : ts_math_type(ts_elem_type(x->type)), *ct = ts_compute_type(ft);
     IrNode *k = ir_const_float(ts->a, pos, ir_type_weak(IR_DT_FLOAT64), to_degrees ? 57.29577951308232 : 0.017453292519943295);
-    return ts_binop(ts, pos, IR_OP_MUL, ts_is_array(x) ? ts_cast_array(ts, pos, x, ft->dtype) : ts_cast(ts, x, ft), k);
+    bool arr = ts_is_array(x);
+    IrNode *r = ts_binop(ts, pos, IR_OP_MUL, arr ? ts_cast_array(ts, pos, x, ct->dtype) : ts_cast(ts, x, ct), k);
+    if (ct == ft || !r) return r;
+    return arr ? ts_cast_array(ts, pos, r, ft->dtype) : ts_cast(ts, r, ft); /* float16: rounded once */
 }
 
 /* math.f(x): Python floats in and out (math.floor/ceil/trunc give ints). */
@@ -147,6 +142,20 @@ static IrNode *elem_sqdiff(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
     IrNode *d = ts_scalar_binop(ts, pos, IR_OP_SUB, e[0], e[1]);
     return ts_scalar_binop(ts, pos, IR_OP_MUL, d, d);
+}
+
+/* s / count in the result type rt. NumPy divides a float16 sum by the count (an intp) in float64 and rounds once;
+ * a division in float16 would round the count too (65504 is the largest float16). */
+static IrNode *divide_by_count(Ts *ts, IrPos pos, IrNode *s, IrNode *count, IrType *rt)
+{
+    if (!s) return NULL;
+    if (rt->dtype != IR_DT_FLOAT16) return ts_binop(ts, pos, IR_OP_DIV, s, ts_cast(ts, count, rt));
+    IrType *f64 = ir_type_scalar(IR_DT_FLOAT64);
+    bool arr = ts_is_array(s);
+    IrNode *q = ts_binop(ts, pos, IR_OP_DIV, arr ? ts_cast_array(ts, pos, s, IR_DT_FLOAT64) : ts_cast(ts, s, f64),
+                         ts_cast(ts, count, f64));
+    if (!q) return NULL;
+    return arr ? ts_cast_array(ts, pos, q, IR_DT_FLOAT16) : ts_cast(ts, q, rt);
 }
 
 /* np.sum(x, axis=None, keepdims=False) and friends; x may be a method's receiver. */
@@ -216,18 +225,19 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         /* mean with keepdims, so it broadcasts against x */
         IrNode *count = axis < 0 ? ts_array_size(ts, pos, x) : ts_dim(ts, pos, x, (int)axis);
         count = ts_reuse(ts, count);
-        IrNode *m = ts_binop(ts, pos, IR_OP_DIV, ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, true, acc), ts_cast(ts, count, acc));
+        IrNode *m = divide_by_count(ts, pos, ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, true, acc), count, acc);
         m = ts_reuse(ts, m);
         IrNode *in[2] = {x, m};
         IrNode *sq = ts_make_map(ts, pos, in, 2, elem_sqdiff, NULL);
         IrNode *ss = ts_make_reduce(ts, pos, IR_RED_ADD, sq, (int)axis, keepdims, acc);
         IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof));
-        IrNode *var = ts_binop(ts, pos, IR_OP_DIV, ss, ts_cast(ts, dof, acc));
+        IrNode *var = divide_by_count(ts, pos, ss, dof, acc);
         if (name[0] == 'v') return var;
         return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
     }
     if (strcmp(name, "mean") == 0) {
-        IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64); /* NumPy: mean of ints is float64 */
+        IrType *rt = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64); /* NumPy: mean of ints is float64 */
+        IrType *acc = ts_compute_type(rt); /* and of float16 sums in float32 */
         IrNode *count;
         if (axis >= 0) {
             count = ts_shape_dim(ts, pos, &x, (int)axis);
@@ -236,9 +246,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
             for (int d = 1; d < x->type->ndim; d++)
                 count = ts_scalar_binop(ts, pos, IR_OP_MUL, count, ts_shape_dim(ts, pos, &x, d));
         }
-        IrNode *s = ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, acc);
-        IrNode *c = ts_cast(ts, count, acc);
-        return ts_binop(ts, pos, IR_OP_DIV, s, c);
+        return divide_by_count(ts, pos, ts_make_reduce(ts, pos, IR_RED_ADD, x, (int)axis, keepdims, acc), count, rt);
     }
     TS_ERR(ts, pos, "internal error: reduction %s", name);
 }
@@ -456,6 +464,7 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
         if (a->pos[0]->type->kind != IR_TY_ARRAY) return a->pos[0];
         return ts_transpose(ts, pos, a->pos[0]);
     }
+    if (!strcmp(name, "einsum")) return ts_einsum(ts, a);
     if (!strcmp(name, "outer")) {
         if (!ts_check_args(ts, a, name, 2, 2)) return NULL;
         return ts_outer(ts, pos, a->pos[0], a->pos[1]);

@@ -8,9 +8,7 @@ static IrNode *elem_mul(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     return ts_scalar_binop(ts, pos, IR_OP_MUL, e[0], e[1]);
 }
 
-/* x viewed with new axes: spec is a string over x's axes and new ones, ':' for an axis of x, 'n' for a new
- * axis of size 1 ("::n" is x[:, :, None]). */
-static IrNode *with_new_axes(Ts *ts, IrPos pos, IrNode *x, const char *spec)
+IrNode *ts_with_new_axes(Ts *ts, IrPos pos, IrNode *x, const char *spec)
 {
     int n = 0;
     while (spec[n]) n++;
@@ -40,13 +38,19 @@ IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot)
     if (na > 2 || nb > 2) TS_ERR(ts, pos, "matrix products of arrays with more than 2 dimensions are not supported yet");
     IrType *t = ts_promote(ir_type_scalar(a->type->dtype), ir_type_scalar(b->type->dtype));
     IrDtype dt = t->dtype == IR_DT_BOOL ? IR_DT_BOOL : t->dtype;
+    if (dt == IR_DT_FLOAT16) {
+        /* NumPy's float16 dot and matmul multiply and sum in float32 and round each result once */
+        IrNode *r = ts_matmul(ts, pos, ts_cast_array(ts, pos, a, IR_DT_FLOAT32), ts_cast_array(ts, pos, b, IR_DT_FLOAT32), is_dot);
+        if (!r) return NULL;
+        return ts_is_array(r) ? ts_cast_array(ts, pos, r, IR_DT_FLOAT16) : ts_cast(ts, r, ir_type_scalar(IR_DT_FLOAT16));
+    }
     IrNode *in[2] = {a, b};
     if (na == 1 && nb == 1)
         return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), -1, false, ir_type_scalar(dt));
     if (na == 2 && nb == 1)
         return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), 1, false, ir_type_scalar(dt));
     if (na == 1 && nb == 2) {
-        in[0] = with_new_axes(ts, pos, a, ":n");
+        in[0] = ts_with_new_axes(ts, pos, a, ":n");
         return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), 0, false, ir_type_scalar(dt));
     }
     if (ir_dtype_is_float(dt)) {
@@ -55,8 +59,8 @@ IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot)
         return ir_intrinsic_call(ts->a, pos, IR_INTR_MATMUL, operands, 2, ir_type_array(dt, 2, IR_LAYOUT_C));
     }
     /* integers: C[i, j] = sum_k A[i, k] * B[k, j] as one fused map-reduce over (i, k, j) */
-    in[0] = with_new_axes(ts, pos, a, "::n");
-    in[1] = with_new_axes(ts, pos, b, "n::");
+    in[0] = ts_with_new_axes(ts, pos, a, "::n");
+    in[1] = ts_with_new_axes(ts, pos, b, "n::");
     return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), 1, false, ir_type_scalar(dt));
 }
 
@@ -66,6 +70,6 @@ IrNode *ts_outer(Ts *ts, IrPos pos, IrNode *a, IrNode *b)
     if (!a || !b) return NULL;
     if (a->type->kind != IR_TY_ARRAY || b->type->kind != IR_TY_ARRAY || a->type->ndim != 1 || b->type->ndim != 1)
         TS_ERR(ts, pos, "numpy.outer() of arrays other than 1-D is not supported yet");
-    IrNode *in[2] = {with_new_axes(ts, pos, a, ":n"), b};
+    IrNode *in[2] = {ts_with_new_axes(ts, pos, a, ":n"), b};
     return ts_make_map(ts, pos, in, 2, elem_mul, NULL);
 }

@@ -204,6 +204,12 @@ IrNode *ts_make_reduce(Ts *ts, IrPos pos, IrReduceOp op, IrNode *x, int axis, bo
     if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "a reduction needs an array, not %s", ts_type_name(x->type));
     int ndim = x->type->ndim;
     if (axis < -1 || axis >= ndim) TS_ERR(ts, pos, "axis %d is out of bounds for an array of dimension %d", axis, ndim);
+    if ((op == IR_RED_ADD || op == IR_RED_MUL) && acc->dtype == IR_DT_FLOAT16) {
+        /* NumPy's float16 add and multiply reductions accumulate in float32 and round once, at the end */
+        IrNode *r = ts_make_reduce(ts, pos, op, x, axis, keepdims, ir_type_scalar(IR_DT_FLOAT32));
+        if (!r) return NULL;
+        return ts_is_array(r) ? ts_cast_array(ts, pos, r, IR_DT_FLOAT16) : ts_cast(ts, r, acc);
+    }
     bool is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
     if (!is_arg && op != IR_RED_FUNC && x->type->dtype != acc->dtype) {
         IrNode *in[1] = {x};

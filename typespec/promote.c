@@ -1,7 +1,7 @@
 /* promote.c: NumPy 2 type promotion (NEP 50). Python int/float literals are "weak": they take the kind of the
  * other operand when it is at least as high (int literal + int8 -> int8, float literal + float32 -> float32),
  * and never widen a strong type. Two weak operands follow Python (int + int -> int, int + float -> float). */
-#include "typespec.h"
+#include "ts_internal.h"
 
 static int kind_rank(IrDtype dt)
 {
@@ -18,6 +18,14 @@ static IrDtype signed_of_size(int size)
     }
 }
 
+/* The smallest float that holds every value of integer type i exactly, as NumPy's promotion picks it: float16
+ * for 8 bits (11 significant bits), float32 for 16, float64 beyond (int64 and uint64 too, inexactly). */
+static IrDtype float_holding(IrDtype i)
+{
+    int size = ir_dtype_size(i);
+    return size == 1 ? IR_DT_FLOAT16 : size == 2 ? IR_DT_FLOAT32 : IR_DT_FLOAT64;
+}
+
 /* numpy.promote_types for two strong dtypes. */
 static IrDtype promote_strong(IrDtype a, IrDtype b)
 {
@@ -27,9 +35,8 @@ static IrDtype promote_strong(IrDtype a, IrDtype b)
     if (kb == 0) return a;
     if (ka == 2 && kb == 2) return ir_dtype_size(a) >= ir_dtype_size(b) ? a : b;
     if (ka == 2 || kb == 2) {
-        IrDtype f = ka == 2 ? a : b, i = ka == 2 ? b : a;
-        if (f == IR_DT_FLOAT64) return f;
-        return ir_dtype_size(i) <= 2 ? IR_DT_FLOAT32 : IR_DT_FLOAT64;
+        IrDtype f = ka == 2 ? a : b, fi = float_holding(ka == 2 ? b : a);
+        return ir_dtype_size(f) >= ir_dtype_size(fi) ? f : fi;
     }
     bool sa = ir_dtype_is_signed(a), sb = ir_dtype_is_signed(b);
     int za = ir_dtype_size(a), zb = ir_dtype_size(b);
@@ -56,4 +63,19 @@ IrType *ts_promote(IrType *a, IrType *b)
         return ir_type_scalar(IR_DT_INT64);      /* int literal with a bool */
     }
     return ir_type_scalar(promote_strong(a->dtype, b->dtype));
+}
+
+IrType *ts_math_type(IrType *t)
+{
+    if (ir_dtype_is_float(t->dtype)) return ir_type_strong(t);
+    if (t->weak) return ir_type_scalar(IR_DT_FLOAT64); /* a Python int or bool: float64, as NumPy gives */
+    return ir_type_scalar(t->dtype == IR_DT_BOOL ? IR_DT_FLOAT16 : float_holding(t->dtype));
+}
+
+/* NumPy's float16 loops of functions made of several operations (logaddexp, degrees, mean's division) convert
+ * to float32, compute, and round once; a composite lowered to several IR operations computes in this type and
+ * casts its result to t, so that it too rounds once (a single operation rounds once by the IR's rule). */
+IrType *ts_compute_type(IrType *t)
+{
+    return t->dtype == IR_DT_FLOAT16 ? ir_type_scalar(IR_DT_FLOAT32) : t;
 }

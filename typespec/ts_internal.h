@@ -43,6 +43,10 @@ typedef struct Ts {
         return NULL;                                                                            \
     } while (0)
 
+/* promote.c (with ts_promote, typespec.h) */
+IrType *ts_math_type(IrType *t);    /* the float type NumPy gives a math function of t (sqrt of int8: float16) */
+IrType *ts_compute_type(IrType *t); /* the type NumPy computes a function of float type t in: float16's is float32 */
+
 /* infer.c */
 IrNode *ts_expr(Ts *ts, const IrNode *n);
 IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t);
@@ -83,6 +87,9 @@ IrNode *ts_numpy_elementwise(Ts *ts, IrPos pos, const char *name, IrNode **args,
 /* linalg.c */
 IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot);
 IrNode *ts_outer(Ts *ts, IrPos pos, IrNode *a, IrNode *b);
+/* x viewed with new axes: spec is a string over x's axes and new ones, ':' for an axis of x, 'n' for a new
+ * axis of size 1 ("::n" is x[:, :, None]). */
+IrNode *ts_with_new_axes(Ts *ts, IrPos pos, IrNode *x, const char *spec);
 
 /* args.c: the arguments of a library call */
 typedef struct Args {
@@ -116,6 +123,9 @@ IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype); /* n
 
 /* library.c: calls of builtins, math, numpy, methods and user functions */
 IrNode *ts_call(Ts *ts, const IrNode *n);
+
+/* einsum.c: np.einsum of one or two operands (a->pos: each operand then its labels, NumPy's sublist form) */
+IrNode *ts_einsum(Ts *ts, Args *a);
 
 /* index.c: subscripts, attributes and stores */
 IrNode *ts_index(Ts *ts, const IrNode *n);

@@ -32,13 +32,6 @@ static IrNode *fconst(Ts *ts, IrPos pos, IrType *t, double v)
     return ir_dtype_is_float(t->dtype) ? ir_const_float(ts->a, pos, t, v) : ir_const_int(ts->a, pos, t, (int64_t)v);
 }
 
-/* The float type NumPy computes a transcendental function of t in (no float16: small ints give float32). */
-static IrType *math_float_type(IrType *t)
-{
-    if (ir_dtype_is_float(t->dtype)) return ir_type_strong(t);
-    return (!t->weak && ir_dtype_size(t->dtype) <= 2) ? ir_type_scalar(IR_DT_FLOAT32) : ir_type_scalar(IR_DT_FLOAT64);
-}
-
 static IrNode *e_logical(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
     const char *op = env;
@@ -68,8 +61,9 @@ static IrNode *e_sign(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     if (t->dtype == IR_DT_BOOL) TS_ERR(ts, pos, "numpy.sign of booleans is not supported (NumPy refuses it too)");
     x = ts_cast(ts, x, t);
     IrNode *zero = fconst(ts, pos, t, 0);
-    /* x > 0 -> 1; x < 0 -> -1; otherwise x itself (0, or NaN which propagates) */
-    IrNode *neg = ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_LT, x, zero), fconst(ts, pos, t, -1), x);
+    /* x > 0 -> 1; x < 0 -> -1; otherwise x + 0: 0 (NumPy's sign(-0.0) is 0.0), or NaN, which propagates */
+    IrNode *rest = ir_dtype_is_float(t->dtype) ? ts_scalar_binop(ts, pos, IR_OP_ADD, x, zero) : x;
+    IrNode *neg = ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_LT, x, zero), fconst(ts, pos, t, -1), rest);
     return ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_GT, x, zero), fconst(ts, pos, t, 1), neg);
 }
 
@@ -99,7 +93,7 @@ static IrNode *e_fminmax(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 static IrNode *e_logaddexp(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
     bool base2 = *(bool *)env;
-    IrType *t = math_float_type(ts_promote(e[0]->type, e[1]->type));
+    IrType *rt = ts_math_type(ts_promote(e[0]->type, e[1]->type)), *t = ts_compute_type(rt); /* float16: in float32 */
     IrNode *x = ts_cast(ts, e[0], t), *y = ts_cast(ts, e[1], t);
     IrNode *d = ts_scalar_binop(ts, pos, IR_OP_SUB, x, y);
     IrNode *absd = ts_scalar_unop(ts, pos, IR_UOP_ABS, d);
@@ -116,7 +110,7 @@ static IrNode *e_logaddexp(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     IrNode *big = ts_scalar_binop(ts, pos, IR_OP_MAX, x, y);
     IrNode *general = ts_scalar_binop(ts, pos, IR_OP_ADD, big, tail);
     IrNode *same = ts_scalar_binop(ts, pos, IR_OP_ADD, x, fconst(ts, pos, t, base2 ? 1.0 : 0.6931471805599453));
-    return ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, x, y), same, general);
+    return ts_cast(ts, ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, x, y), same, general), rt);
 }
 
 static IrNode *e_where(Ts *ts, IrPos pos, IrNode **e, int n, void *env)

@@ -96,6 +96,7 @@ const char *cu_scalar(IrDtype dt)
     case IR_DT_UINT16: return "u16";
     case IR_DT_UINT32: return "u32";
     case IR_DT_UINT64: return "u64";
+    case IR_DT_FLOAT16: return "u16"; /* not emitted: gpu_refuse_unbuilt refuses float16 before (kernel_abi.c) */
     case IR_DT_FLOAT32: return "f32";
     case IR_DT_FLOAT64: return "f64";
     case IR_DT_COUNT: break;

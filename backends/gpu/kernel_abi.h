@@ -86,6 +86,10 @@ typedef struct GpuKernelLayout {
  * is one the gpu backend cannot run yet (the message says what, naming the node's line). */
 bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *out, const char *file, LkDiag *diag);
 
+/* false with diag set (a CompileError naming the line) when f or a function it calls uses what the gpu backend
+ * does not build yet: float16 values (issue 10's point 6 is built on cpu and openmp only). */
+bool gpu_refuse_unbuilt(IrFunc *root, LkDiag *diag);
+
 /* ---- the CUDA C emitter (cuda_*.c) ---- */
 /* The kernels of a compilation: every region of root and of the functions it calls, in a fixed order, each
  * with its layout (kernel i is lk_k<i>); false with diag set when one cannot run on the gpu yet. */

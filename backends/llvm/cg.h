@@ -5,7 +5,10 @@
  *    the result is stored through `ret`. A failed call branches to the function's error block, which returns 1.
  *  - variables live in allocas made in the entry block (mem2reg turns them into SSA values);
  *  - bools are i1 in registers and i8 in array memory;
- *  - an array is the struct {ptr data, ptr base, [n x i64] shape, [n x i64] strides}, strides in bytes.
+ *  - an array is the struct {ptr data, ptr base, [n x i64] shape, [n x i64] strides}, strides in bytes;
+ *  - float16 is LLVM's half, in registers and in memory, and every operation on it widens its operands to float,
+ *    computes in float and rounds the result to half (emit_scalar.c), as NumPy does: LLVM's own half arithmetic
+ *    would compute floor division, pow or a math function in half at each step.
  */
 #ifndef LK_CG_H
 #define LK_CG_H
@@ -28,7 +31,7 @@ typedef struct Cg {
     LLVMBuilderRef b;
     LkDiag *diag;
     const BeOptions *opts;
-    LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, void_t;
+    LLVMTypeRef i1, i8, i32, i64, f16, f32, f64, ptr, void_t;
     /* the function being emitted */
     IrFunc *f;
     LLVMValueRef fn;

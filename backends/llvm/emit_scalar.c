@@ -1,6 +1,6 @@
 /* emit_scalar.c: LLVM types and scalar operations with NumPy/Python semantics: wrapping integer arithmetic,
  * Python's floor division and modulo (with ZeroDivisionError for integers), saturating float-to-int casts,
- * NaN-propagating min/max, IEEE float division. */
+ * NaN-propagating min/max, IEEE float division; float16 computed in float and rounded per operation. */
 #include <math.h>
 #include <string.h>
 #include "cg.h"
@@ -12,6 +12,7 @@ LLVMTypeRef cg_mem_type(Cg *cg, IrDtype dt)
     case IR_DT_INT16: case IR_DT_UINT16: return LLVMInt16TypeInContext(cg->ctx);
     case IR_DT_INT32: case IR_DT_UINT32: return cg->i32;
     case IR_DT_INT64: case IR_DT_UINT64: return cg->i64;
+    case IR_DT_FLOAT16: return cg->f16;
     case IR_DT_FLOAT32: return cg->f32;
     case IR_DT_FLOAT64: return cg->f64;
     case IR_DT_COUNT: break;
@@ -72,6 +73,18 @@ LLVMValueRef cg_call_rt(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *
     return LLVMBuildCall2(cg->b, fty, fn, args, (unsigned)n, "");
 }
 
+/* float16, the IR's rule (ir.h): an operation widens its operands to float (exactly), computes, and rounds its
+ * result to half once (fptrunc: round to nearest even, overflow to inf, NaN kept). */
+static LLVMValueRef widen_half(Cg *cg, LLVMValueRef v)
+{
+    return LLVMTypeOf(v) == cg->f16 ? LLVMBuildFPExt(cg->b, v, cg->f32, "") : v;
+}
+
+static LLVMValueRef round_half(Cg *cg, LLVMValueRef v)
+{
+    return LLVMBuildFPTrunc(cg->b, v, cg->f16, "");
+}
+
 LLVMValueRef cg_cast(Cg *cg, LLVMValueRef v, const IrType *from, const IrType *to)
 {
     if (from == to || from->kind != IR_TY_SCALAR || to->kind != IR_TY_SCALAR) return v;
@@ -79,6 +92,12 @@ LLVMValueRef cg_cast(Cg *cg, LLVMValueRef v, const IrType *from, const IrType *t
     LLVMTypeRef tt = cg_type(cg, to);
     if (a == b) return v;
     if (b == IR_DT_BOOL) return cg_truth(cg, v, from);
+    /* float16 from an integer goes through float: exact below 2^24, and anything larger is inf in half either
+     * way; to an integer (saturating) or a wider float, from its exact float value */
+    if (b == IR_DT_FLOAT16 && !ir_dtype_is_float(a))
+        return round_half(cg, cg_cast(cg, v, from, ir_type_scalar(IR_DT_FLOAT32)));
+    if (a == IR_DT_FLOAT16 && b != IR_DT_FLOAT32 && b != IR_DT_FLOAT64)
+        return cg_cast(cg, widen_half(cg, v), ir_type_scalar(IR_DT_FLOAT32), to);
     bool af = ir_dtype_is_float(a), bf = ir_dtype_is_float(b);
     if (af && bf) return ir_dtype_size(a) < ir_dtype_size(b) ? LLVMBuildFPExt(cg->b, v, tt, "") : LLVMBuildFPTrunc(cg->b, v, tt, "");
     if (af) {
@@ -98,13 +117,18 @@ LLVMValueRef cg_truth(Cg *cg, LLVMValueRef v, const IrType *t)
 {
     if (t->kind != IR_TY_SCALAR) return LLVMConstInt(cg->i1, 0, 0);
     if (t->dtype == IR_DT_BOOL) return v;
-    if (ir_dtype_is_float(t->dtype)) return LLVMBuildFCmp(cg->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    if (ir_dtype_is_float(t->dtype)) {
+        v = widen_half(cg, v);
+        return LLVMBuildFCmp(cg->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    }
     return LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
 }
 
 LLVMValueRef cg_compare(Cg *cg, IrCmpOp op, IrDtype dt, LLVMValueRef l, LLVMValueRef r)
 {
     if (ir_dtype_is_float(dt)) {
+        l = widen_half(cg, l);
+        r = widen_half(cg, r);
         static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
         return LLVMBuildFCmp(cg->b, fp[op], l, r, "");
     }
@@ -198,11 +222,14 @@ static LLVMValueRef int_pow(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRe
     return LLVMBuildTruncOrBitCast(cg->b, p, cg_mem_type(cg, dt), "");
 }
 
-/* NumPy's minimum/maximum: NaN propagates. (llvm.maximum would say this, but x86 cannot select it in LLVM 16.) */
+/* NumPy's minimum/maximum: NaN propagates. (llvm.maximum would say this, but x86 cannot select it in LLVM 16.)
+ * Equal operands (0.0 and -0.0) give r, as NumPy's float32 and float64 loops do, and l in float16, as its own. */
 static LLVMValueRef minmax(Cg *cg, bool is_max, IrDtype dt, LLVMValueRef l, LLVMValueRef r)
 {
     if (ir_dtype_is_float(dt)) {
-        LLVMValueRef pick_l = LLVMBuildFCmp(cg->b, is_max ? LLVMRealOGT : LLVMRealOLT, l, r, ""); /* equal: r, as NumPy */
+        bool half = dt == IR_DT_FLOAT16;
+        LLVMRealPredicate p = is_max ? (half ? LLVMRealOGE : LLVMRealOGT) : (half ? LLVMRealOLE : LLVMRealOLT);
+        LLVMValueRef pick_l = LLVMBuildFCmp(cg->b, p, l, r, "");
         LLVMValueRef best = LLVMBuildSelect(cg->b, pick_l, l, r, "");
         LLVMValueRef any_nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, l, r, "");
         return LLVMBuildSelect(cg->b, any_nan, LLVMBuildFAdd(cg->b, l, r, ""), best, "");
@@ -212,7 +239,16 @@ static LLVMValueRef minmax(Cg *cg, bool is_max, IrDtype dt, LLVMValueRef l, LLVM
     return LLVMBuildSelect(cg->b, pick_l, l, r, "");
 }
 
+static LLVMValueRef binop_value(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRef r);
+
 LLVMValueRef cg_binop(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRef r)
+{
+    if (n->u.binop.lhs->type->dtype != IR_DT_FLOAT16) return binop_value(cg, n, l, r);
+    return round_half(cg, binop_value(cg, n, widen_half(cg, l), widen_half(cg, r)));
+}
+
+/* The operation on l and r (float16 operands already widened to float). */
+static LLVMValueRef binop_value(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRef r)
 {
     IrDtype dt = n->u.binop.lhs->type->dtype;
     bool fl = ir_dtype_is_float(dt), sg = ir_dtype_is_signed(dt);
@@ -242,7 +278,16 @@ LLVMValueRef cg_binop(Cg *cg, const IrNode *n, LLVMValueRef l, LLVMValueRef r)
     return LLVMGetUndef(LLVMTypeOf(l));
 }
 
+static LLVMValueRef unop_value(Cg *cg, const IrNode *n, LLVMValueRef x);
+
 LLVMValueRef cg_unop(Cg *cg, const IrNode *n, LLVMValueRef x)
+{
+    IrDtype dt = n->u.unop.operand->type->dtype;
+    if (dt != IR_DT_FLOAT16 || n->u.unop.op == IR_UOP_NOT) return unop_value(cg, n, x);
+    return round_half(cg, unop_value(cg, n, widen_half(cg, x)));
+}
+
+static LLVMValueRef unop_value(Cg *cg, const IrNode *n, LLVMValueRef x)
 {
     IrDtype dt = n->u.unop.operand->type->dtype;
     switch (n->u.unop.op) {
@@ -308,7 +353,23 @@ static const char *math_intrinsic(IrMathFn f)
     }
 }
 
+static LLVMValueRef math_value(Cg *cg, const IrNode *n, LLVMValueRef *args);
+
 LLVMValueRef cg_math(Cg *cg, const IrNode *n, LLVMValueRef *args)
+{
+    if (LLVMTypeOf(args[0]) != cg->f16) return math_value(cg, n, args);
+    IrMathFn f = n->u.math.fn;
+    LLVMValueRef wide[2] = {widen_half(cg, args[0]), ir_math_arity(f) == 2 ? widen_half(cg, args[1]) : NULL};
+    if (f == IR_MATH_FMIN || f == IR_MATH_FMAX) { /* NumPy's float16 fmax: a if a >= b or b is NaN, else b */
+        LLVMValueRef keep = LLVMBuildFCmp(cg->b, f == IR_MATH_FMAX ? LLVMRealOGE : LLVMRealOLE, wide[0], wide[1], "");
+        keep = LLVMBuildOr(cg->b, keep, LLVMBuildFCmp(cg->b, LLVMRealUNO, wide[1], wide[1], ""), "");
+        return LLVMBuildSelect(cg->b, keep, args[0], args[1], "");
+    }
+    LLVMValueRef v = math_value(cg, n, wide); /* the float function (expf, ...) */
+    return LLVMTypeOf(v) == cg->f32 ? round_half(cg, v) : v; /* isnan and friends give a bool */
+}
+
+static LLVMValueRef math_value(Cg *cg, const IrNode *n, LLVMValueRef *args)
 {
     IrMathFn f = n->u.math.fn;
     LLVMTypeRef t = LLVMTypeOf(args[0]);

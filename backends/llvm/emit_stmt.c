@@ -433,7 +433,7 @@ static LLVMValueRef load_slots(Cg *cg, const IrType *t, LLVMValueRef base, int *
         LLVMValueRef p = LLVMBuildGEP2(cg->b, cg->i64, base, idx, 1, "");
         if (ir_dtype_is_float(t->dtype)) {
             LLVMValueRef d = LLVMBuildLoad2(cg->b, cg->f64, p, "");
-            return t->dtype == IR_DT_FLOAT32 ? LLVMBuildFPTrunc(cg->b, d, cg->f32, "") : d;
+            return t->dtype == IR_DT_FLOAT64 ? d : LLVMBuildFPTrunc(cg->b, d, cg_type(cg, t), ""); /* exact */
         }
         LLVMValueRef v = LLVMBuildLoad2(cg->b, cg->i64, p, "");
         if (t->dtype == IR_DT_BOOL) return LLVMBuildICmp(cg->b, LLVMIntNE, v, cg_i64(cg, 0), "");
@@ -475,7 +475,7 @@ static void store_slots(Cg *cg, const IrType *t, LLVMValueRef v, LLVMValueRef ba
         idx[0] = cg_i64(cg, (*slot)++);
         LLVMValueRef p = LLVMBuildGEP2(cg->b, cg->i64, base, idx, 1, "");
         if (ir_dtype_is_float(t->dtype)) {
-            if (t->dtype == IR_DT_FLOAT32) v = LLVMBuildFPExt(cg->b, v, cg->f64, "");
+            if (t->dtype != IR_DT_FLOAT64) v = LLVMBuildFPExt(cg->b, v, cg->f64, "");
         } else if (t->dtype == IR_DT_BOOL || !ir_dtype_is_signed(t->dtype)) {
             v = LLVMBuildZExtOrBitCast(cg->b, v, cg->i64, "");
         } else {

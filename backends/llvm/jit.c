@@ -45,11 +45,14 @@ static bool define_absolute_symbols(const RtSymbol *syms, int n, LkDiag *diag)
     return true;
 }
 
-/* The runtime's functions (hidden in our shared object) and libmvec's vector math variants. */
+/* The runtime's functions (hidden in our shared object), its float16 conversions under the names LLVM calls, and
+ * libmvec's vector math variants. */
 static bool define_runtime_symbols(LkDiag *diag)
 {
     int n;
     const RtSymbol *syms = rt_symbols(&n);
+    if (!define_absolute_symbols(syms, n, diag)) return false;
+    syms = rt_half_symbols(&n);
     if (!define_absolute_symbols(syms, n, diag)) return false;
     static RtSymbol variants[CG_MAX_VARIANTS * 2];
     int nvariants = cg_vecmath_symbols(&target, variants, CG_MAX_VARIANTS * 2);

@@ -26,6 +26,7 @@ static void init_types(Cg *cg)
     cg->i8 = LLVMInt8TypeInContext(cg->ctx);
     cg->i32 = LLVMInt32TypeInContext(cg->ctx);
     cg->i64 = LLVMInt64TypeInContext(cg->ctx);
+    cg->f16 = LLVMHalfTypeInContext(cg->ctx);
     cg->f32 = LLVMFloatTypeInContext(cg->ctx);
     cg->f64 = LLVMDoubleTypeInContext(cg->ctx);
     cg->ptr = LLVMPointerTypeInContext(cg->ctx, 0);
