@@ -109,6 +109,9 @@ LLVMValueRef cg_imap(Cg *cg, const IrNode *n);
  * stores of an element in memory (bools as i8 there, i1 in registers). */
 LLVMValueRef cg_elem_ptr(Cg *cg, const IrType *t, LLVMValueRef arr, LLVMValueRef *idx);
 LLVMValueRef cg_load_elem(Cg *cg, IrDtype dt, LLVMValueRef p);
+/* the same, as the memory holds it (bools as i8): every access to array memory is one of these four */
+LLVMValueRef cg_load_mem(Cg *cg, IrDtype dt, LLVMValueRef p);
+void cg_store_mem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v);
 void cg_store_elem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v);
 /* Every element of arr set to value (a constant or a variable). */
 void cg_fill(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *dims, int ndim, IrNode *value);
@@ -240,8 +243,8 @@ bool cg_vecmath_has(IrMathFn f);                 /* f has a vector variant here 
  * accesses of host code to device memory */
 LLVMValueRef cg_gpu_region(Cg *cg, const IrNode *n);
 void cg_gpu_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
-LLVMValueRef cg_gpu_load_elem(Cg *cg, IrDtype dt, LLVMValueRef p);
-void cg_gpu_store_elem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v);
+LLVMValueRef cg_gpu_load_mem(Cg *cg, IrDtype dt, LLVMValueRef p);
+void cg_gpu_store_mem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v);
 /* NumPy's rule for an output that overlaps an input (emit_array.c): such inputs are copied first */
 void cg_map_copy_overlaps(Cg *cg, CgMap *m, const IrType *ot);
 LLVMValueRef cg_trip_count(Cg *cg, const IrType *t, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step,

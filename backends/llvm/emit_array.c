@@ -41,21 +41,30 @@ static LLVMValueRef byte_gep(Cg *cg, LLVMValueRef p, LLVMValueRef off)
     return LLVMBuildInBoundsGEP2(cg->b, cg->i8, p, idx, 1, "");
 }
 
+/* Every read and write of array memory by emitted code goes through these two (the gpu's host code reaches
+ * device memory through the runtime there: gpu_launch.c). */
+LLVMValueRef cg_load_mem(Cg *cg, IrDtype dt, LLVMValueRef p)
+{
+    if (cg->gpu) return cg_gpu_load_mem(cg, dt, p);
+    return LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
+}
+
+void cg_store_mem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v)
+{
+    if (cg->gpu) cg_gpu_store_mem(cg, dt, p, v);
+    else LLVMBuildStore(cg->b, v, p);
+}
+
 LLVMValueRef cg_load_elem(Cg *cg, IrDtype dt, LLVMValueRef p)
 {
-    if (cg->gpu) return cg_gpu_load_elem(cg, dt, p); /* host code reading device memory */
-    LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
+    LLVMValueRef v = cg_load_mem(cg, dt, p);
     return dt == IR_DT_BOOL ? LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(cg->i8, 0, 0), "") : v;
 }
 
 void cg_store_elem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v)
 {
-    if (cg->gpu) {
-        cg_gpu_store_elem(cg, dt, p, v);
-        return;
-    }
     if (dt == IR_DT_BOOL) v = LLVMBuildZExt(cg->b, v, cg->i8, "");
-    LLVMBuildStore(cg->b, v, p);
+    cg_store_mem(cg, dt, p, v);
 }
 
 /* The address of element idx of arr. With C layout it is computed from the shape (so LLVM sees unit stride). */

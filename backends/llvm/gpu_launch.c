@@ -327,22 +327,21 @@ void cg_gpu_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef sto
 
 /* ---------------- host access to device memory ---------------- */
 
-LLVMValueRef cg_gpu_load_elem(Cg *cg, IrDtype dt, LLVMValueRef p)
+LLVMValueRef cg_gpu_load_mem(Cg *cg, IrDtype dt, LLVMValueRef p)
 {
     LLVMTypeRef mt = cg_mem_type(cg, dt);
     LLVMValueRef tmp = cg_alloca(cg, mt, "device_elem");
     LLVMTypeRef params[4] = {cg->ptr, cg->ptr, cg->ptr, cg->i64};
     LLVMValueRef args[4] = {cg->rtctx, p, tmp, cg_i64(cg, ir_dtype_size(dt))};
     cg_check_status(cg, cg_call_rt(cg, "rt_gpu_read_elem", cg->i32, params, args, 4));
-    LLVMValueRef v = LLVMBuildLoad2(cg->b, mt, tmp, "");
-    return dt == IR_DT_BOOL ? LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(cg->i8, 0, 0), "") : v;
+    return LLVMBuildLoad2(cg->b, mt, tmp, "");
 }
 
-void cg_gpu_store_elem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v)
+void cg_gpu_store_mem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v)
 {
     LLVMTypeRef mt = cg_mem_type(cg, dt);
     LLVMValueRef tmp = cg_alloca(cg, mt, "device_elem");
-    LLVMBuildStore(cg->b, dt == IR_DT_BOOL ? LLVMBuildZExt(cg->b, v, cg->i8, "") : v, tmp);
+    LLVMBuildStore(cg->b, v, tmp);
     LLVMTypeRef params[4] = {cg->ptr, cg->ptr, cg->ptr, cg->i64};
     LLVMValueRef args[4] = {cg->rtctx, p, tmp, cg_i64(cg, ir_dtype_size(dt))};
     cg_check_status(cg, cg_call_rt(cg, "rt_gpu_write_elem", cg->i32, params, args, 4));

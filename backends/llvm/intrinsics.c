@@ -96,9 +96,8 @@ static void copy_body(Cg *cg, LLVMValueRef *idx, void *env)
         so = LLVMBuildAdd(cg->b, so, LLVMBuildMul(cg->b, idx[d], e->src_strides[d], ""), "");
         dof = LLVMBuildAdd(cg->b, dof, LLVMBuildMul(cg->b, idx[d], e->dst_strides[d], ""), "");
     }
-    LLVMTypeRef mt = cg_mem_type(cg, e->dt);
-    LLVMValueRef v = LLVMBuildLoad2(cg->b, mt, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->src), &so, 1, ""), "");
-    LLVMBuildStore(cg->b, v, LLVMBuildGEP2(cg->b, cg->i8, e->dst_data, &dof, 1, ""));
+    LLVMValueRef v = cg_load_mem(cg, e->dt, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->src), &so, 1, ""));
+    cg_store_mem(cg, e->dt, LLVMBuildGEP2(cg->b, cg->i8, e->dst_data, &dof, 1, ""), v);
 }
 
 void cg_copy_array(Cg *cg, LLVMValueRef dst, LLVMValueRef src, const IrType *t, LLVMValueRef *dims)
@@ -165,14 +164,13 @@ static void mask_body(Cg *cg, LLVMValueRef *idx, void *env)
         mo = LLVMBuildAdd(cg->b, mo, LLVMBuildMul(cg->b, idx[d], cg_array_stride(cg, e->mask, d), ""), "");
         ao = LLVMBuildAdd(cg->b, ao, LLVMBuildMul(cg->b, idx[d], cg_array_stride(cg, e->a, d), ""), "");
     }
-    LLVMValueRef m = LLVMBuildLoad2(cg->b, cg->i8, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->mask), &mo, 1, ""), "");
+    LLVMValueRef m = cg_load_mem(cg, IR_DT_BOOL, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->mask), &mo, 1, ""));
     LLVMValueRef on = LLVMBuildICmp(cg->b, LLVMIntNE, m, LLVMConstInt(cg->i8, 0, 0), "");
     if (e->value) {
         /* a select of the old and new values, stored always: a branch-free loop LLVM can vectorise */
         LLVMValueRef p = LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->a), &ao, 1, "");
-        LLVMTypeRef mt = cg_mem_type(cg, e->at->dtype);
         LLVMValueRef v = e->at->dtype == IR_DT_BOOL ? LLVMBuildZExt(cg->b, e->value, cg->i8, "") : e->value;
-        LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, on, v, LLVMBuildLoad2(cg->b, mt, p, ""), ""), p);
+        cg_store_mem(cg, e->at->dtype, p, LLVMBuildSelect(cg->b, on, v, cg_load_mem(cg, e->at->dtype, p), ""));
         return;
     }
     LLVMValueRef k = LLVMBuildLoad2(cg->b, cg->i64, e->count, "");
@@ -182,22 +180,20 @@ static void mask_body(Cg *cg, LLVMValueRef *idx, void *env)
         LLVMPositionBuilderAtEnd(cg->b, yes);
         LLVMValueRef vk = LLVMBuildSelect(cg->b, e->one_value, cg_i64(cg, 0), k, "");
         LLVMValueRef vo = LLVMBuildMul(cg->b, vk, cg_array_stride(cg, e->values, 0), "");
-        LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, e->vt->dtype),
-                                        LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->values), &vo, 1, ""), "");
+        LLVMValueRef v = cg_load_mem(cg, e->vt->dtype, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->values), &vo, 1, ""));
         if (e->vt->dtype == IR_DT_BOOL) v = LLVMBuildTrunc(cg->b, v, cg->i1, "");
         v = cg_cast(cg, v, ir_type_scalar(e->vt->dtype), ir_type_scalar(e->at->dtype));
         if (e->at->dtype == IR_DT_BOOL) v = LLVMBuildZExt(cg->b, v, cg->i8, "");
-        LLVMBuildStore(cg->b, v, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->a), &ao, 1, ""));
+        cg_store_mem(cg, e->at->dtype, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->a), &ao, 1, ""), v);
         LLVMBuildBr(cg->b, done);
         LLVMPositionBuilderAtEnd(cg->b, done);
     } else if (e->fill) {
         LLVMBasicBlockRef yes = cg_new_bb(cg, "mask_on"), done = cg_new_bb(cg, "mask_next");
         LLVMBuildCondBr(cg->b, on, yes, done);
         LLVMPositionBuilderAtEnd(cg->b, yes);
-        LLVMTypeRef mt = cg_mem_type(cg, e->at->dtype);
-        LLVMValueRef v = LLVMBuildLoad2(cg->b, mt, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->a), &ao, 1, ""), "");
+        LLVMValueRef v = cg_load_mem(cg, e->at->dtype, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->a), &ao, 1, ""));
         LLVMValueRef oo = LLVMBuildMul(cg->b, k, cg_i64(cg, ir_dtype_size(e->at->dtype)), "");
-        LLVMBuildStore(cg->b, v, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->out), &oo, 1, ""));
+        cg_store_mem(cg, e->at->dtype, LLVMBuildGEP2(cg->b, cg->i8, cg_array_data(cg, e->out), &oo, 1, ""), v);
         LLVMBuildBr(cg->b, done);
         LLVMPositionBuilderAtEnd(cg->b, done);
     }
