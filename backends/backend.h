@@ -25,6 +25,9 @@ typedef struct BeOptions {
      * compilation has the same symbols in every process (its saved code can be loaded in another). Compiling
      * or loading a module whose code is already in the process may reuse that code: same name, same code. */
     const char *module;
+    /* gpu: the arguments' arrays are device arrays (else NumPy's): a function with no parallel region then runs
+     * its host code on device memory instead of being the cpu backend's code on host memory */
+    bool device_args;
 } BeOptions;
 
 typedef struct BeCompiled {

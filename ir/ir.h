@@ -615,6 +615,10 @@ typedef struct IrEvalVisitor {
 } IrEvalVisitor;
 void ir_walk_eval(IrNode *stmt, const IrEvalVisitor *v, void *env);
 
+/* arg_writes.c: whether f may write the memory of one of its array arguments (through a store, an `out`, or a
+ * call given a view of one); false only when it certainly does not. */
+bool ir_may_write_args(IrFunc *f);
+
 /* ---- traversal (walk.c) ---- */
 /* Calls fn on the address of each direct child expression of n (statement blocks excluded), so a pass can
  * replace a child in place. */

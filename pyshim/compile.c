@@ -162,7 +162,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     if (!ir_optimize(typed, &diag)) return compile_failed(arena, types, NULL, &diag); /* prange's rules */
     char module[LK_MODULE_CHARS];
     BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = io->keep_llvm, .keep_object = io->save,
-                       .module = module};
+                       .module = module, .device_args = device_arg};
     unsigned char ir_hash[IR_HASH_BYTES];
     ir_hash_func(typed, ir_hash);
     if (!compilation_key(be, &bopts, ir_hash, module, &diag)) return compile_failed(arena, types, NULL, &diag);
@@ -176,14 +176,6 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     if (changed) {
         lk_diag_set(&diag, LK_ERR_INTERNAL, typed->file, typed->line, 0, "the %s backend changed the IR it compiled",
                     be->name);
-        free(code->ir_text);
-        free(code->object);
-        free(code);
-        return compile_failed(arena, types, typed_text, &diag);
-    }
-    if (device_arg && !code->device_data) {
-        lk_diag_set(&diag, LK_ERR_TYPE, typed->file, typed->line, 0, "%s() has no parallel operation, so the gpu backend "
-                    "runs it on the host, which cannot read device arrays yet: pass NumPy arrays (.copy_to_host())", uf->name);
         free(code->ir_text);
         free(code->object);
         free(code);

@@ -258,3 +258,30 @@ def test_device_arrays_are_refused_by_the_cpu_backend():
     d = lk.to_device(np.ones(4))
     with pytest.raises(TypeError, match="device array"):
         lk.jit(step, backend="cpu")(d, d)
+
+
+def write_through_a_view(a):
+    b = a[::2]
+    b[0] = -1.0
+    return a.sum()
+
+
+@needs_gpu
+def test_writes_through_a_view_of_an_argument_come_back():
+    a = np.arange(6.0)
+    want_a = a.copy()
+    want = write_through_a_view(want_a)
+    assert gpu(write_through_a_view)(a) == want
+    np.testing.assert_array_equal(a, want_a)
+
+
+@needs_gpu
+def test_a_function_without_parallel_operations_runs_on_device_arrays():
+    def tail(a):
+        t = 0.0
+        for i in range(3):
+            t += a[i]
+        return t
+    d = lk.to_device(np.arange(10.0))
+    assert gpu(tail)(d) == 3.0
+    assert gpu(tail)(np.arange(10.0)) == 3.0  # NumPy arrays: the cpu backend's code on host memory

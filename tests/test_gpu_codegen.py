@@ -1,7 +1,7 @@
 """The gpu backend's CUDA C, without a GPU: f.inspect_cuda(*args) for a broad corpus (every specialisation that
 test_language.py and test_scalar_semantics.py run, recorded by gpu_corpus_plugin; examples/ and the benchmarks'
 kernels; reductions of every op and dtype, axis reductions, scans, pranges, imaps, comprehensions, user callees)
-compiled with NVRTC for sm_90 and sm_80, as the gpu backend compiles it (--std=c++17 --fmad=true, no include
+compiled with NVRTC for sm_90 and sm_80, as the gpu backend compiles it (--std=c++17 --fmad=false, no include
 path). What the emitter refuses must be a CompileError saying so, and only the refusals listed here. NVRTC runs on
 machines with no GPU; where it is absent the compiling tests skip with the reason."""
 import ctypes
@@ -39,7 +39,7 @@ def nvrtc_compile(src, arch):
     """(ok, log) of NVRTC compiling src to a cubin for arch."""
     prog = ctypes.c_void_p()
     assert NVRTC.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"lorikeet.cu", 0, None, None) == 0
-    opts = [f"--gpu-architecture={arch}".encode(), b"--std=c++17", b"--fmad=true"]
+    opts = [f"--gpu-architecture={arch}".encode(), b"--std=c++17", b"--fmad=false"]
     rc = NVRTC.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     size = ctypes.c_size_t()
     NVRTC.nvrtcGetProgramLogSize(prog, ctypes.byref(size))

@@ -55,35 +55,16 @@ static bool has_regions(IrFunc *f)
     return false;
 }
 
-typedef struct Writes {
-    bool any;
-} Writes;
-
-static void note_writes(IrNode *stmt, void *env)
-{
-    if (ir_effects(stmt) & IR_FX_WRITE) ((Writes *)env)->any = true;
-}
-
-/* Whether the code may write memory that existed before the call (an argument's): then the shim copies the
- * arguments it copied in back out. Conservative: any store or non-fresh output counts. */
-static bool may_write_args(IrFunc *f)
-{
-    Writes w = {false};
-    ir_each_stmt(&f->body, note_writes, &w);
-    for (int i = 0; i < f->ncallees && !w.any; i++) ir_each_stmt(&f->callees[i]->body, note_writes, &w);
-    return w.any;
-}
-
 static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
 {
-    if (!has_regions(f)) return be_llvm_cpu.compile(f, opts, diag);
+    if (!has_regions(f) && !opts->device_args) return be_llvm_cpu.compile(f, opts, diag);
     RtGpuInfo info;
     if (rt_gpu_info(&info) != 0) {
         gpu_available(diag);
         return NULL;
     }
     void **done = be_llvm_gpu_module_slot(opts->module);
-    if (done && *done && !opts->keep_ir_text && !opts->keep_object) {
+    if (done && !opts->keep_ir_text && !opts->keep_object) {
         /* the same compilation made earlier in this process (for device arrays instead of NumPy's, or another
          * dispatcher of the same function): its kernels are loaded, its host code is in the JIT */
         GpuHost none = {NULL, 0, &(RtNames){0}};
@@ -91,7 +72,7 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
         BeCompiled *code = be_llvm_compile_gpu_host(f, opts, &none, &slot, diag);
         if (code) {
             code->device_data = true;
-            code->writes_args = may_write_args(f);
+            code->writes_args = ir_may_write_args(f);
         }
         return code;
     }
@@ -100,7 +81,10 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
     if (!gpu_collect_kernels(f, f->arena, &kernels, &nkernels, diag)) return NULL;
     RtNames names = {0};
     BeCompiled *code = NULL;
-    char *src = gpu_emit_cuda(f, kernels, nkernels, opts->fastmath, &names, diag);
+    char *src = NULL;
+    RtGpuModule *module = NULL;
+    if (nkernels == 0) goto host; /* host code on device arrays, launching nothing */
+    src = gpu_emit_cuda(f, kernels, nkernels, opts->fastmath, &names, diag);
     if (!src) goto done;
     size_t size = 0;
     int is_ptx = 0;
@@ -112,18 +96,19 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
         snprintf(kname[i], sizeof kname[i], "lk_k%d", i);
         knames[i] = kname[i];
     }
-    RtGpuModule *module = rt_gpu_module_load(image, size, is_ptx, knames, nkernels, diag);
+    module = rt_gpu_module_load(image, size, is_ptx, knames, nkernels, diag);
     free(image);
     free(knames);
     free(kname);
     if (!module) goto done;
+host:;
     GpuHost host = {kernels, nkernels, &names};
     void **module_slot = NULL;
     code = be_llvm_compile_gpu_host(f, opts, &host, &module_slot, diag);
     if (!code) goto done;
     *module_slot = module;
     code->device_data = true;
-    code->writes_args = may_write_args(f);
+    code->writes_args = ir_may_write_args(f);
 done:
     free(src);
     rt_names_free(&names);
@@ -141,7 +126,8 @@ static char *gpu_key_extras(const BeOptions *opts, LkDiag *diag)
     if (!host) return NULL;
     size_t n = strlen(host) + 256;
     char *text = malloc(n);
-    snprintf(text, n, "%sgpu=sm_%d\nnvrtc=%d\ndriver=%d\n", host, info.cc, rt_nvrtc_version(), info.driver_version);
+    snprintf(text, n, "%sgpu=sm_%d\nnvrtc=%d\ndriver=%d\ndevice_args=%d\n", host, info.cc, rt_nvrtc_version(),
+             info.driver_version, opts->device_args);
     free(host);
     return text;
 }
