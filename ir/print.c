@@ -152,7 +152,7 @@ static void expr(Out *o, const IrNode *n)
     case IR_INDEX:
         expr(o, n->u.index.base); put(o, "[");
         exprs(o, n->u.index.items, n->u.index.n);
-        put(o, "]%s", n->type && !n->u.index.checked ? "!nocheck" : "");
+        put(o, "]%s", n->u.index.proven ? "!proven" : n->type && !n->u.index.checked ? "!nocheck" : "");
         return;
     case IR_SLICE:
         if (n->u.slice.start) expr(o, n->u.slice.start);
@@ -234,13 +234,15 @@ static void stmt(Out *o, const IrNode *s, int depth)
     case IR_AUGASSIGN: put(o, "%s %s= ", s->u.augassign.var->name, binop_sym(s->u.augassign.op)); expr(o, s->u.augassign.value); put(o, "\n"); return;
     case IR_STORE: expr(o, s->u.store.target); put(o, " = "); expr(o, s->u.store.value); put(o, "\n"); return;
     case IR_IF:
-        put(o, "if "); expr(o, s->u.if_.cond); put(o, ":\n"); block(o, &s->u.if_.then, depth + 1);
+        put(o, "if %s", s->u.if_.versioned ? "versioned " : ""); expr(o, s->u.if_.cond); put(o, ":\n");
+        block(o, &s->u.if_.then, depth + 1);
         if (s->u.if_.orelse.n) { indent(o, depth); put(o, "else:\n"); block(o, &s->u.if_.orelse, depth + 1); }
         return;
     case IR_WHILE: put(o, "while "); expr(o, s->u.while_.cond); put(o, ":\n"); block(o, &s->u.while_.body, depth + 1); return;
     case IR_FOR_RANGE:
         put(o, "for %s in %s(", s->u.for_range.var->name, s->u.for_range.parallel ? "prange" : "range"); expr(o, s->u.for_range.start); put(o, ", ");
         expr(o, s->u.for_range.stop); put(o, ", "); expr(o, s->u.for_range.step); put(o, ")");
+        if (s->u.for_range.proven_copy) put(o, " proven");
         for (int i = 0; i < s->u.for_range.nreds; i++)
             put(o, "%s%s %s", i ? ", " : " reducing ", s->u.for_range.reds[i].var->name, reduce_name(s->u.for_range.reds[i].op));
         if (s->region) { put(o, " "); region(o, s->region); }
