@@ -15,7 +15,16 @@
  * The bounds over-approximate (a nested loop that runs zero times, a branch never taken): a failed test proves
  * nothing and the ordinary loop runs, so a plan only ever decides speed, never behaviour. An access whose lower
  * bound is a negative constant (x[i - 1] with i from 0) can never pass and is left out, so that it does not fail
- * the test for the others; it keeps its check (and its wrap) in the copy. */
+ * the test for the others; it keeps its check (and its wrap) in the copy. An access in code that cannot run
+ * (after a break, continue or return: check_unbound.c's unreachable code) is left out too: a variable it reads
+ * may have no value before the loop, where the test reads it.
+ *
+ * The test must compute each form exactly, and int64 arithmetic wraps. Wrapping arithmetic is exact modulo
+ * 2^64, so a form whose value fits int64 comes out exact whatever its intermediate results: the plan gives each
+ * atom a range (IrBoundsAtom) in which every form it appears in fits. A form of one atom, konst + c * a, fits
+ * for a exactly in [(INT64_MIN - konst) / c, (INT64_MAX - konst) / c]; a form of several fits when every
+ * |a| <= (INT64_MAX - |konst|) / sum |c|. Ranges that cut off only absurd values (a shape near 2^63) cost
+ * a comparison each and never fail a real program's test. */
 #include <string.h>
 #include "ir.h"
 
@@ -369,6 +378,14 @@ static void *grow(Planner *p, void *old, int n, int *cap, size_t size)
     return v;
 }
 
+/* a and b have the same terms (they may differ in konst) */
+static bool same_terms(const IrAffine *a, const Form *b)
+{
+    Form bt = *b;
+    bt.konst = a->konst;
+    return affine_equal(a, &bt);
+}
+
 static void add_check(Planner *p, IrNode *array, int axis, const Ival *iv)
 {
     IrBoundsPlan *pl = p->plan;
@@ -376,6 +393,13 @@ static void add_check(Planner *p, IrNode *array, int axis, const Ival *iv)
         IrBoundsCheck *c = &pl->checks[i];
         bool same_target = array ? c->array && c->array->u.var.var == array->u.var.var && c->axis == axis : !c->array;
         if (same_target && affine_equal(&c->lo, &iv->lo) && affine_equal(&c->hi, &iv->hi)) return;
+        /* x[i] and x[i + 1]: one check, from the lower of the lows to the higher of the highs */
+        if (same_target && array && same_terms(&c->lo, &iv->lo) && same_terms(&c->hi, &iv->hi)) {
+            if (iv->lo.konst < c->lo.konst) c->lo.konst = iv->lo.konst;
+            if (iv->hi.konst > c->hi.konst) c->hi.konst = iv->hi.konst;
+            c->lo_holds = c->lo.n == 0 && c->lo.konst >= 0;
+            return;
+        }
     }
     pl->checks = grow(p, pl->checks, pl->nchecks, &p->cap_checks, sizeof(IrBoundsCheck));
     IrBoundsCheck *c = &pl->checks[pl->nchecks++];
@@ -423,7 +447,7 @@ static void visit_expr(IrNode **np, void *env)
     ir_each_child(*np, visit_expr, env);
 }
 
-static void visit_block(Planner *p, const IrBlock *b);
+static bool visit_block(Planner *p, const IrBlock *b);
 
 /* A data-parallel node is a loop nest too: an access outside it runs once per run of those loops, and the loop
  * that LLVM vectorises is its innermost one. */
@@ -457,11 +481,13 @@ static void visit_loop_body(Planner *p, const IrBlock *body)
     p->innermost = outer;
 }
 
-/* The planned loop's start or stop: a constant as such (so that x[i - 1] for i from 0 is seen never to pass),
- * anything else as the value the loop computed. */
-static Form own_bound(IrNode *e)
+/* The planned loop's start or stop, evaluated before it: its affine form when it has one (n - 1 over n; a
+ * constant as such, so that x[i - 1] for i from 0 is seen never to pass), else an atom, the value the loop
+ * computed. Called outside the loop's scope. */
+static void own_bound(Planner *p, IrNode *e, Ival *out)
 {
-    return e->kind == IR_CONST ? form_const(e->u.konst.i) : form_atom(e);
+    if (ival_of(p, e, out) && form_equal(&out->lo, &out->hi)) return;
+    ival_point(out, e->kind == IR_CONST ? form_const(e->u.konst.i) : form_atom(e));
 }
 
 /* Enters a range loop: its variable's interval, when it is the counter throughout the body. */
@@ -477,8 +503,10 @@ static void push_scope(Planner *p, const IrNode *s, bool own)
     if (binds_var(&s->u.for_range.body, sc->var)) return;
     if (own) {
         if (!is_int64(s->u.for_range.start->type) || !is_int64(s->u.for_range.stop->type)) return;
-        ival_point(&sc->start, own_bound(s->u.for_range.start));
-        ival_point(&sc->stop, own_bound(s->u.for_range.stop));
+        p->depth--;
+        own_bound(p, s->u.for_range.start, &sc->start);
+        own_bound(p, s->u.for_range.stop, &sc->stop);
+        p->depth++;
     } else {
         /* its bounds are evaluated where the loop starts: in the scopes around it, not its own */
         p->depth--;
@@ -498,12 +526,12 @@ static void push_scope(Planner *p, const IrNode *s, bool own)
     }
 }
 
-/* Leaves it: a nested loop an accepted access rests on must get its start and stop without overflow, and so
- * must the loops its own bounds rest on. */
+/* Leaves it: a loop an accepted access rests on must get its start and stop without overflow (the planned
+ * loop's too, when they are forms over atoms), and so must the loops its own bounds rest on. */
 static void pop_scope(Planner *p)
 {
     Scope *sc = &p->scope[--p->depth];
-    if (!sc->used || sc->own) return;
+    if (!sc->used) return;
     unsigned deps = sc->val.scopes;
     for (int d = 0; d < p->depth; d++)
         if (deps & (1u << d)) p->scope[d].used = true;
@@ -512,49 +540,121 @@ static void pop_scope(Planner *p)
         if (!trivial(&bounds[i]->lo) || !trivial(&bounds[i]->hi)) add_check(p, NULL, 0, bounds[i]);
 }
 
-static void visit_stmt(Planner *p, IrNode *s)
+/* Visits a statement's accesses; false when the code after it cannot run (check_unbound.c's rule: after a
+ * break, continue or return, or an if whose arms both end so). */
+static bool visit_stmt(Planner *p, IrNode *s)
 {
     switch (s->kind) {
-    case IR_IF:
+    case IR_IF: {
         visit_expr(&s->u.if_.cond, p);
-        visit_block(p, &s->u.if_.then);
-        visit_block(p, &s->u.if_.orelse);
-        return;
+        bool then = visit_block(p, &s->u.if_.then);
+        bool orelse = visit_block(p, &s->u.if_.orelse);
+        return then || orelse;
+    }
     case IR_WHILE:
         visit_expr(&s->u.while_.cond, p);
         visit_loop_body(p, &s->u.while_.body);
-        return;
+        return true;
     case IR_FOR_RANGE:
         ir_each_child(s, visit_expr, p);
         if (p->depth == MAX_SCOPES) { /* its variable is bound in the loop, so unknown: nothing rests on it */
             visit_loop_body(p, &s->u.for_range.body);
-            return;
+            return true;
         }
         push_scope(p, s, false);
         visit_loop_body(p, &s->u.for_range.body);
         pop_scope(p);
-        return;
+        return true;
     case IR_FOR_ITER:
         ir_each_child(s, visit_expr, p);
         visit_loop_body(p, &s->u.for_iter.body);
-        return;
-    case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_RETURN: case IR_EXPR_STMT:
+        return true;
+    case IR_RETURN:
         ir_each_child(s, visit_expr, p);
-        return;
-    case IR_BREAK: case IR_CONTINUE: case IR_PASS: case IR_KIND_COUNT:
-        return;
+        return false;
+    case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_EXPR_STMT:
+        ir_each_child(s, visit_expr, p);
+        return true;
+    case IR_BREAK: case IR_CONTINUE:
+        return false;
+    case IR_PASS: case IR_KIND_COUNT:
+        return true;
     case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP:
     case IR_IFEXP: case IR_CALL: case IR_INDEX: case IR_SLICE: case IR_ATTR: case IR_TUPLE: case IR_TUPLE_GET:
     case IR_LAMBDA: case IR_COMPREHENSION: case IR_CAST: case IR_MATH: case IR_ARRAY_DIM: case IR_ALLOC: case IR_MAP:
     case IR_IMAP: case IR_REDUCE: case IR_SCAN: case IR_BCAST_SHAPE:
         visit_expr(&s, p); /* an expression in statement position */
-        return;
+        return true;
     }
+    return true;
 }
 
-static void visit_block(Planner *p, const IrBlock *b)
+/* The statements up to the first after which nothing runs: whether the block's end can be reached. */
+static bool visit_block(Planner *p, const IrBlock *b)
 {
-    for (int i = 0; i < b->n; i++) visit_stmt(p, b->stmts[i]);
+    for (int i = 0; i < b->n; i++)
+        if (!visit_stmt(p, b->stmts[i])) return false;
+    return true;
+}
+
+/* ---- the overflow guard ---- */
+
+static int64_t clamp64(__int128 v)
+{
+    return v < INT64_MIN ? INT64_MIN : v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static __int128 floor_div(__int128 a, __int128 b)
+{
+    __int128 q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static __int128 ceil_div(__int128 a, __int128 b)
+{
+    __int128 q = a / b;
+    return (a % b != 0 && (a < 0) == (b < 0)) ? q + 1 : q;
+}
+
+/* Narrows atom's range to [lo, hi] (clamped to int64), adding the atom when it is new. */
+static void narrow_atom(Planner *p, IrNode *atom, __int128 lo, __int128 hi, int *cap)
+{
+    IrBoundsPlan *pl = p->plan;
+    int i = 0;
+    while (i < pl->natoms && !atom_equal(pl->atoms[i].atom, atom)) i++;
+    if (i == pl->natoms) {
+        pl->atoms = grow(p, pl->atoms, pl->natoms, cap, sizeof(IrBoundsAtom));
+        pl->atoms[pl->natoms++] = (IrBoundsAtom){atom, INT64_MIN, INT64_MAX};
+    }
+    IrBoundsAtom *a = &pl->atoms[i];
+    if (clamp64(lo) > a->min) a->min = clamp64(lo);
+    if (clamp64(hi) < a->max) a->max = clamp64(hi);
+}
+
+/* The ranges in which form f's value fits int64 (see the top of the file). Each holds 0, where f is konst. */
+static void guard_form(Planner *p, const IrAffine *f, int *cap)
+{
+    const __int128 lo = INT64_MIN, hi = INT64_MAX, k = f->konst;
+    if (f->n == 1) {
+        __int128 c = f->coef[0];
+        __int128 a = c > 0 ? ceil_div(lo - k, c) : ceil_div(hi - k, c);
+        __int128 b = c > 0 ? floor_div(hi - k, c) : floor_div(lo - k, c);
+        narrow_atom(p, f->atom[0], a, b, cap);
+        return;
+    }
+    __int128 sum = 0, avail = hi - (k < 0 ? -k : k);
+    for (int i = 0; i < f->n; i++) sum += f->coef[i] < 0 ? -(__int128)f->coef[i] : f->coef[i];
+    __int128 bound = avail > 0 && sum > 0 ? avail / sum : 0;
+    for (int i = 0; i < f->n; i++) narrow_atom(p, f->atom[i], -bound, bound, cap);
+}
+
+static void guard_plan(Planner *p)
+{
+    int cap = 0;
+    for (int i = 0; i < p->plan->nchecks; i++) {
+        guard_form(p, &p->plan->checks[i].lo, &cap);
+        guard_form(p, &p->plan->checks[i].hi, &cap);
+    }
 }
 
 IrBoundsPlan *ir_bounds_plan(IrFunc *f, const IrNode *loop)
@@ -568,5 +668,7 @@ IrBoundsPlan *ir_bounds_plan(IrFunc *f, const IrNode *loop)
     push_scope(p, loop, true);
     visit_loop_body(p, &loop->u.for_range.body);
     pop_scope(p);
-    return p->plan->nindex ? p->plan : NULL;
+    if (!p->plan->nindex) return NULL;
+    guard_plan(p);
+    return p->plan;
 }

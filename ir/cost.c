@@ -41,6 +41,10 @@ int64_t ir_block_cost(const IrBlock *b, const IrCostWeights *w)
     int64_t c = 0;
     for (int i = 0; i < b->n && c < COST_CAP; i++) {
         IrNode *s = b->stmts[i];
+        if (s->kind == IR_IF && s->u.if_.versioned) { /* one of two copies of a loop runs: the loop as written */
+            c += ir_block_cost(&s->u.if_.orelse, w);
+            continue;
+        }
         c += ir_cost(s, w);
         IrBlock *blocks[2];
         int nb = ir_stmt_blocks(s, blocks);

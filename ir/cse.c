@@ -159,6 +159,7 @@ static bool eq(Bound *bd, const IrNode *a, const IrNode *b)
                eq(bd, a->u.ifexp.orelse, b->u.ifexp.orelse);
     case IR_INDEX:
         return a->u.index.n == b->u.index.n && a->u.index.checked == b->u.index.checked &&
+               a->u.index.proven == b->u.index.proven &&
                eq(bd, a->u.index.base, b->u.index.base) && eq_all(bd, a->u.index.items, b->u.index.items, a->u.index.n);
     case IR_SLICE:
         return eq(bd, a->u.slice.start, b->u.slice.start) && eq(bd, a->u.slice.stop, b->u.slice.stop) &&

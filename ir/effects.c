@@ -71,7 +71,7 @@ unsigned ir_node_effects(const IrNode *n)
         if (n->u.call.ckind == IR_CALLEE_INTRINSIC)
             return IR_FX_RAISE | IR_FX_READ | (n->u.call.out ? out_effects(n->u.call.out) : IR_FX_ALLOC);
         return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC;
-    case IR_INDEX: return IR_FX_RAISE | IR_FX_READ;
+    case IR_INDEX: return n->u.index.proven ? IR_FX_READ : IR_FX_RAISE | IR_FX_READ; /* proven: in range */
     case IR_ATTR: case IR_COMPREHENSION: return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC; /* untyped */
     case IR_TUPLE_GET: return n->u.tuple_get.unpack_n ? IR_FX_RAISE : 0;
     case IR_ALLOC: return IR_FX_RAISE | IR_FX_ALLOC;

@@ -242,7 +242,7 @@ static void put_node(Enc *e, const IrNode *n)
         }
         put_node(e, n->u.call.out);
         return;
-    case IR_INDEX: put_node(e, n->u.index.base); put_nodes(e, n->u.index.items, n->u.index.n); put_int(e, n->u.index.checked); return;
+    case IR_INDEX: put_node(e, n->u.index.base); put_nodes(e, n->u.index.items, n->u.index.n); put_int(e, n->u.index.checked); put_int(e, n->u.index.proven); return;
     case IR_SLICE: put_node(e, n->u.slice.start); put_node(e, n->u.slice.stop); put_node(e, n->u.slice.step); return;
     case IR_ATTR: put_node(e, n->u.attr.value); put_str(e, n->u.attr.name); return;
     case IR_TUPLE: put_nodes(e, n->u.tuple.items, n->u.tuple.n); return;
@@ -298,7 +298,10 @@ static void put_node(Enc *e, const IrNode *n)
     case IR_ASSIGN: put_var(e, n->u.assign.var); put_node(e, n->u.assign.value); return;
     case IR_AUGASSIGN: put_var(e, n->u.augassign.var); put_int(e, n->u.augassign.op); put_node(e, n->u.augassign.value); return;
     case IR_STORE: put_node(e, n->u.store.target); put_node(e, n->u.store.value); return;
-    case IR_IF: put_node(e, n->u.if_.cond); put_block(e, &n->u.if_.then); put_block(e, &n->u.if_.orelse); return;
+    case IR_IF:
+        put_node(e, n->u.if_.cond); put_block(e, &n->u.if_.then); put_block(e, &n->u.if_.orelse);
+        put_int(e, n->u.if_.versioned);
+        return;
     case IR_WHILE: put_node(e, n->u.while_.cond); put_block(e, &n->u.while_.body); return;
     case IR_FOR_RANGE:
         put_var(e, n->u.for_range.var);
@@ -307,6 +310,7 @@ static void put_node(Enc *e, const IrNode *n)
         put_node(e, n->u.for_range.step);
         put_block(e, &n->u.for_range.body);
         put_int(e, n->u.for_range.parallel);
+        put_int(e, n->u.for_range.proven_copy);
         put_int(e, n->u.for_range.nreds);
         for (int i = 0; i < n->u.for_range.nreds; i++) {
             put_var(e, n->u.for_range.reds[i].var);

@@ -85,6 +85,9 @@
  *    index selects), an array value is broadcast into that view, and an array value whose target is indexed
  *    by a bool mask means `a[mask] = values` (the k-th set element takes values[k]);
  *  - IR_NAMEREF, IR_AUGASSIGN, IR_FOR_ITER and IR_COMPREHENSION never appear;
+ *  - after ir_version_loops, an IR_IF may be versioned: its cond is an ordinary int64 test and its arms two
+ *    copies of one loop (if_.versioned); a backend lowers it as any if, and an access marked index.proven
+ *    without wrap or check (lowering it as checked = false, wrapping, is correct too, only slower);
  *  - variable and symbol names are Python names, not C identifiers (`$t17`, `x'`, `f.1`): a backend that
  *    prints source names its variables by IrVar.id.
  */
@@ -382,7 +385,10 @@ struct IrNode {
             IrNode **kwargs;
             int nkw;
         } call;
-        struct { IrNode *base; IrNode **items; int n; bool checked; } index;
+        /* checked: an item out of range raises IndexError (else, with boundscheck off, it is not checked);
+         * either way a negative item counts from the end. proven (then checked is false): ir_version_loops's
+         * test before the loop proved every item in [0, dim): no wrap, no check. */
+        struct { IrNode *base; IrNode **items; int n; bool checked, proven; } index;
         struct { IrNode *start, *stop, *step; } slice;
         struct { IrNode *value; const char *name; } attr;
         struct { IrNode **items; int n; } tuple;
@@ -430,7 +436,9 @@ struct IrNode {
         struct { IrVar *var; IrNode *value; } assign;
         struct { IrVar *var; IrBinOp op; IrNode *value; } augassign;
         struct { IrNode *target; IrNode *value; } store;
-        struct { IrNode *cond; IrBlock then, orelse; } if_;
+        /* versioned (ir_version_loops): cond is a bounds test, then holds a copy of the loop that orelse holds,
+         * with the accesses the test proves marked index.proven; both arms compute the same */
+        struct { IrNode *cond; IrBlock then, orelse; bool versioned; } if_;
         struct { IrNode *cond; IrBlock body; } while_;
         struct {
             IrVar *var;
@@ -439,6 +447,9 @@ struct IrNode {
             bool parallel;       /* lk.prange */
             IrPrangeRed *reds;   /* parallel, after ir_prange_reductions: its reductions, by variable id */
             int nreds;
+            bool proven_copy;    /* ir_version_loops: a copy of a loop whose accesses marked index.proven hold
+                                  * (the then arm of a versioned if, or the loop alone when they need no test),
+                                  * or a loop nested in one: a backend may tune it for speed */
         } for_range;
         struct { IrVar *var; IrNode *iterable; IrBlock body; } for_iter;
         struct { IrNode *value; } ret;
@@ -484,6 +495,10 @@ IrNode *ir_compare(RtArena *a, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r); /* 
 IrNode *ir_tuple_get(RtArena *a, IrPos pos, IrNode *tuple, int k); /* tuple[k], typed when tuple is */
 /* A call of intrinsic k with args[nargs] (copied) and result type t. */
 IrNode *ir_intrinsic_call(RtArena *a, IrPos pos, IrIntrinsic k, IrNode *const *args, int nargs, IrType *t);
+/* copy.c: a deep copy of n (for a statement, its blocks too) in a: new nodes, the same variables and types.
+ * fn, when not NULL, is called on each original node and its copy, after the copy's children are made. */
+typedef void (*IrCopyFn)(const IrNode *from, IrNode *to, void *env);
+IrNode *ir_copy(RtArena *a, const IrNode *n, IrCopyFn fn, void *env);
 bool ir_is_statement(IrKind k);
 const char *ir_kind_name(IrKind k);
 
@@ -503,10 +518,11 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 8 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 9 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
-                               * 8: IR_DT_FLOAT16 (the dtypes after it renumbered) */
+                               * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
+                               * their bounds plans in the IR (ir_version_loops), after the checks */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
@@ -516,6 +532,9 @@ void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes par
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
 void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede every assignment get a check */
+/* version_loops.c: a loop whose bounds plan proves accesses of an innermost loop becomes `if versioned <test>:
+ * <copy with those accesses index.proven> else: <loop>` (see IrNode's if_.versioned) */
+void ir_version_loops(IrFunc *f);
 /* ---- cost.c: the work of one element of a region, for a backend's decision whether a team or a launch pays ---- */
 typedef struct IrCostWeights {
     int64_t op;                   /* a node not weighed below: one arithmetic operation, the unit */
@@ -553,12 +572,13 @@ bool ir_reduce_needs_items(IrReduceOp op, const IrCombine *c);
 bool ir_reduce_partials_ok(IrReduceOp op, const IrCombine *c);
 
 /* ---- bounds plans (bounds_plan.c): the checked element accesses of a loop that one test before the loop can
- * prove in range on every iteration, so that a backend may run a copy of the loop without their checks ---- */
+ * prove in range on every iteration, so that a copy of the loop may run without their checks (ir_version_loops
+ * makes it; a backend lowers the result and need not call this) ---- */
 
 /* konst + sum of coef[i] * atom[i], in unbounded integers. An atom is an int64 expression the loop cannot
  * change (a variable it never assigns, shape[k] of such an array, an element of such a tuple, a cast of such a
  * variable), safe to evaluate before the loop; or the loop's own start or stop node, which stands for the value
- * the loop starts with (the backend has it already: it must not evaluate that node again). */
+ * the loop starts with (ir_version_loops reads it from a temporary unless it is pure). */
 typedef struct IrAffine {
     int64_t konst;
     int n;
@@ -568,14 +588,22 @@ typedef struct IrAffine {
 
 /* Every index along `axis` of `array` lies in [lo, hi]: the test is lo >= 0 (unless lo_holds: it is a constant
  * >= 0) and hi < array.shape[axis]. With array NULL, lo and hi are the bounds of a nested loop's start or stop,
- * and need only evaluate without overflow. A backend evaluates every form with overflow detection, and an
- * overflow fails the test: then the loop's wrapping int64 arithmetic computes every index exactly. */
+ * and need only evaluate without overflow. Every form must be computed exactly (its value must fit int64, see
+ * IrBoundsAtom): then the loop's wrapping int64 arithmetic computes every index exactly. */
 typedef struct IrBoundsCheck {
     IrNode *array;  /* an IR_VAR of array type, or NULL */
     int axis;
     bool lo_holds;
     IrAffine lo, hi;
 } IrBoundsCheck;
+
+/* The overflow guard: when every atom of the plan lies in [min, max], the value of every form of its checks
+ * fits int64, so that wrapping int64 arithmetic (in any order of the terms) computes it exactly. The ranges
+ * always hold 0; [INT64_MIN, INT64_MAX] needs no test. */
+typedef struct IrBoundsAtom {
+    IrNode *atom;
+    int64_t min, max;
+} IrBoundsAtom;
 
 typedef struct IrBoundsPlan {
     const IrNode *loop;   /* the IR_FOR_RANGE */
@@ -585,6 +613,8 @@ typedef struct IrBoundsPlan {
     int nindex;
     IrBoundsCheck *checks;
     int nchecks;
+    IrBoundsAtom *atoms;  /* the distinct atoms of the checks' forms, each with its range */
+    int natoms;
 } IrBoundsPlan;
 
 /* The plan of an IR_FOR_RANGE loop of f, allocated in f's arena; NULL when no access of the loop qualifies. */

@@ -19,7 +19,6 @@ static const IrPass passes[] = {
     ir_explicit_alloc,    /* after every pass that makes or merges maps */
     ir_check_unbound,     /* it reads the final statements */
     ir_reduce_inputs_as_maps, /* after every pass that makes reductions or replaces their inputs */
-    ir_mark_regions,      /* last: it only marks, on the final nodes */
 };
 
 /* Then the checks, passes that may reject the program with a CompileError; they record what they found. */
@@ -27,6 +26,12 @@ typedef bool (*IrCheck)(IrFunc *f, LkDiag *diag);
 
 static const IrCheck checks[] = {
     ir_prange_reductions, /* prange's rules, the same for every backend, and each loop's reductions */
+};
+
+/* Then the passes that must see the program as the checks accepted it. */
+static const IrPass after_checks[] = {
+    ir_version_loops,     /* it copies loops: prange's rules count a variable's reads, the copy doubles them */
+    ir_mark_regions,      /* last: it only marks, on the final nodes (each copy of a versioned loop) */
 };
 
 bool ir_optimize(IrFunc *root, LkDiag *diag)
@@ -37,6 +42,7 @@ bool ir_optimize(IrFunc *root, LkDiag *diag)
         for (size_t p = 0; p < sizeof passes / sizeof passes[0]; p++) passes[p](f);
         for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++)
             if (!checks[c](f, diag)) return false;
+        for (size_t p = 0; p < sizeof after_checks / sizeof after_checks[0]; p++) after_checks[p](f);
     }
     return true;
 }

@@ -1,5 +1,6 @@
 /* print.c: the readable text form of the IR. It is what f.inspect_types() shows and what IR tests compare, so
- * it must be deterministic and stable: one statement a line, expressions inline, types after a colon. */
+ * it must be deterministic and stable: one statement a line, expressions inline, types after a colon; code
+ * inlined from another file says so (`[from path]`), since errors raised there name that file. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 typedef struct Out {
     char *buf;
     size_t len, cap;
+    const char *func_file; /* the file of the function being printed */
+    const char *file;      /* the file of the node around the one being printed */
 } Out;
 
 static void put(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -87,9 +90,37 @@ static void region(Out *o, const IrRegion *r)
     if (r->nuses) put(o, "]");
 }
 
+/* Code from another file than the one around it (ir_inline_calls copies callees of other files, whose nodes
+ * name their file in IrPos.file) prints as `[from path] node`; the node's children are then in that file unless
+ * they say otherwise. A node with no position at all (made by a pass) is in the file around it. Returns the
+ * file around, which the caller restores after the node. */
+static const char *from_file(Out *o, IrPos pos)
+{
+    const char *around = o->file;
+    if (!pos.file && pos.line == 0) return around;
+    const char *file = pos.file ? pos.file : o->func_file;
+    if (strcmp(file, around) != 0) {
+        put(o, "[from %s] ", file);
+        o->file = file;
+    }
+    return around;
+}
+
+static void expr_node(Out *o, const IrNode *n);
+
 static void expr(Out *o, const IrNode *n)
 {
     if (!n) { put(o, "_"); return; }
+    /* a constant, or a variable that cannot raise, is the same whichever file it comes from (an argument
+     * substituted into an inlined callee) */
+    bool leaf = n->kind == IR_CONST || (n->kind == IR_VAR && !n->u.var.check_bound);
+    const char *around = leaf ? o->file : from_file(o, n->pos);
+    expr_node(o, n);
+    o->file = around;
+}
+
+static void expr_node(Out *o, const IrNode *n)
+{
     if (n->region && n->kind != IR_FOR_RANGE) { region(o, n->region); put(o, " "); }
     switch (n->kind) {
     case IR_CONST:
@@ -152,7 +183,7 @@ static void expr(Out *o, const IrNode *n)
     case IR_INDEX:
         expr(o, n->u.index.base); put(o, "[");
         exprs(o, n->u.index.items, n->u.index.n);
-        put(o, "]%s", n->type && !n->u.index.checked ? "!nocheck" : "");
+        put(o, "]%s", n->u.index.proven ? "!proven" : n->type && !n->u.index.checked ? "!nocheck" : "");
         return;
     case IR_SLICE:
         if (n->u.slice.start) expr(o, n->u.slice.start);
@@ -222,9 +253,18 @@ static void indent(Out *o, int depth)
     put(o, "%*s", depth * 4, "");
 }
 
+static void stmt_node(Out *o, const IrNode *s, int depth);
+
 static void stmt(Out *o, const IrNode *s, int depth)
 {
     indent(o, depth);
+    const char *around = from_file(o, s->pos);
+    stmt_node(o, s, depth);
+    o->file = around;
+}
+
+static void stmt_node(Out *o, const IrNode *s, int depth)
+{
     switch (s->kind) {
     case IR_ASSIGN:
         put(o, "%s = ", s->u.assign.var->name); expr(o, s->u.assign.value);
@@ -234,13 +274,15 @@ static void stmt(Out *o, const IrNode *s, int depth)
     case IR_AUGASSIGN: put(o, "%s %s= ", s->u.augassign.var->name, binop_sym(s->u.augassign.op)); expr(o, s->u.augassign.value); put(o, "\n"); return;
     case IR_STORE: expr(o, s->u.store.target); put(o, " = "); expr(o, s->u.store.value); put(o, "\n"); return;
     case IR_IF:
-        put(o, "if "); expr(o, s->u.if_.cond); put(o, ":\n"); block(o, &s->u.if_.then, depth + 1);
+        put(o, "if %s", s->u.if_.versioned ? "versioned " : ""); expr(o, s->u.if_.cond); put(o, ":\n");
+        block(o, &s->u.if_.then, depth + 1);
         if (s->u.if_.orelse.n) { indent(o, depth); put(o, "else:\n"); block(o, &s->u.if_.orelse, depth + 1); }
         return;
     case IR_WHILE: put(o, "while "); expr(o, s->u.while_.cond); put(o, ":\n"); block(o, &s->u.while_.body, depth + 1); return;
     case IR_FOR_RANGE:
         put(o, "for %s in %s(", s->u.for_range.var->name, s->u.for_range.parallel ? "prange" : "range"); expr(o, s->u.for_range.start); put(o, ", ");
         expr(o, s->u.for_range.stop); put(o, ", "); expr(o, s->u.for_range.step); put(o, ")");
+        if (s->u.for_range.proven_copy) put(o, " proven");
         for (int i = 0; i < s->u.for_range.nreds; i++)
             put(o, "%s%s %s", i ? ", " : " reducing ", s->u.for_range.reds[i].var->name, reduce_name(s->u.for_range.reds[i].op));
         if (s->region) { put(o, " "); region(o, s->region); }
@@ -268,6 +310,7 @@ static void block(Out *o, const IrBlock *b, int depth)
 
 static void func(Out *o, const IrFunc *f)
 {
+    o->func_file = o->file = f->file;
     put(o, "def %s(", f->symbol ? f->symbol : f->name);
     for (int i = 0; i < f->nparams; i++) {
         put(o, "%s%s", i ? ", " : "", f->params[i]->name);
@@ -281,7 +324,7 @@ static void func(Out *o, const IrFunc *f)
 
 char *ir_print_func(const IrFunc *f)
 {
-    Out o = {malloc(1024), 0, 1024};
+    Out o = {malloc(1024), 0, 1024, "", ""};
     o.buf[0] = 0;
     func(&o, f);
     for (int i = 0; i < f->ncallees; i++) { put(&o, "\n"); func(&o, f->callees[i]); }

@@ -173,6 +173,20 @@ def test_an_error_in_code_inlined_from_another_file_names_that_file(elsewhere, c
     assert ("elsewhere.py" in e.lk_file) == (caller is not calls_twice_of)
 
 
+def test_code_inlined_from_another_file_prints_that_file(elsewhere):
+    # IrPos.file, shown where it differs from the code around it: the inlined callee's statements and
+    # expressions name the other file, and item_here, inlined into twice_of there, names this file again
+    here, there = __file__, elsewhere.__file__
+    a = np.arange(5.0)
+    assert lk.jit(calls_halves).inspect_types(7, 2) == (
+        "def calls_halves.1(n: int, k: int) -> int64:\n"
+        f"    [from {there}] halves.q = (n // k)  : int\n"
+        f"    return ([from {there}] int64((halves.q + 1)) * 2:int64)\n")
+    assert (f"    return ([from {there}] ([from {here}] (a[int64(i)] - 1:float64) * 2:float64) + 1:float64)\n"
+            in lk.jit(calls_twice_of).inspect_types(a, 2))
+    assert "[from " not in lk.jit(item_here).inspect_types(a, 2)  # all of the function's own file
+
+
 def test_the_same_code_from_two_files_names_each_its_own(elsewhere, tmp_path):
     # the same text at another path: after inlining the callers' IR differs only in the file its nodes name,
     # which is part of the compilation's hash, so the second does not reuse the first's code (and its file)

@@ -476,7 +476,7 @@ def test_function_still_works_after_an_index_error():
 
 # ---------------------------------------------------------------- IndexError in loops run without their checks
 # A loop whose accesses one test before it proves in range runs a copy without their checks (loop versioning:
-# ir/bounds_plan.c, backends/llvm/bounds_version.c). Whatever copy runs, an access out of range raises IndexError
+# ir/bounds_plan.c, ir/version_loops.c). Whatever copy runs, an access out of range raises IndexError
 # with NumPy's message at its own line, after the same writes as under CPython, and negative indices wrap.
 
 
@@ -570,6 +570,22 @@ V7 = np.arange(1.0, 8.0)
 ], ids=lambda v: v.__name__ if callable(v) else None)
 def test_versioned_loop_raises_where_cpython_does(f, args):
     same_as_cpython(f, *args)
+
+
+def rows_doubled(out, x, n):
+    for i in range(n):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] * 2.0
+
+
+def test_a_versioned_loop_whose_test_fails_raises_in_the_checked_copy():
+    # the IR tests the bounds once and runs a copy without checks when they hold; here out has 4 rows and the
+    # loop wants 5, so the test fails and the checked loop writes rows 0..3, then raises at out[4, 0]
+    x = np.arange(15.0).reshape(5, 3)
+    assert "if versioned" in lk.jit(rows_doubled).inspect_types(np.zeros((4, 3)), x, 5)
+    same_as_cpython(rows_doubled, np.zeros((4, 3)), x, 5)
+    same_as_cpython(rows_doubled, np.zeros((5, 3)), x, 5)  # the test holds
+    same_as_cpython(rows_doubled, np.zeros((5, 3)), x, 6)  # x[5, 0] raises: the value is read first
 
 
 def stencil(x):

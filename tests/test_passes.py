@@ -109,8 +109,8 @@ b, b))) + (sq.v * sq.v)) + sumsq_loop.2(a))
 
 def sumsq_loop.2(a: array(float64, 1d, C)) -> float64:
     s = 0:float64  : float64
-    for i in range(0:int64, (a.shape[0],)[0], 1:int64):
-        sq.v = a[i]  : float64
+    for i in range(0:int64, (a.shape[0],)[0], 1:int64) proven:
+        sq.v = a[i]!proven  : float64
         s = (s + (sq.v * sq.v))  : float64
     return s
 """
@@ -295,3 +295,95 @@ def test_a_later_occurrence_in_one_arm_reads_the_value():
     assert len(re.findall(r"reduce\[add\]\(a\)", ir)) == 1, ir
     for k in (1, -1):
         close(J(sum_then_in_one_arm)(a, k), sum_then_in_one_arm(a, k))
+
+
+# ---------------------------------------------------------------- version_loops.c
+
+
+def shifted_products(a, b, n):
+    s = 0.0
+    for i in range(1, n):
+        s += a[i - 1] * b[i + 1]
+    return s
+
+
+# The bounds test is ordinary int64 IR: the atom n in the range where n - 2 cannot wrap, then the highest index
+# of each array below its length (the lowest, 0 for a, is a constant); the copy run when it holds has both
+# accesses proven (no wrap, no check), the other is the loop as written.
+SHIFTED_IR = """\
+def shifted_products.1(a: array(float64, 1d, C), b: array(float64, 1d, C), n: int) -> float64:
+    s = 0:float64  : float64
+    if versioned ((int64(n) >= -9223372036854775806) and ((int64(n) - 2) < a.shape[0]) and (int64(n) < b.shape[0])):
+        for i in range(1:int64, int64(n), 1:int64) proven:
+            s = (s + (a[(i - 1:int64)]!proven * b[(i + 1:int64)]!proven))  : float64
+    else:
+        for i in range(1:int64, int64(n), 1:int64):
+            s = (s + (a[(i - 1:int64)] * b[(i + 1:int64)]))  : float64
+    return s
+"""
+
+
+def test_a_loop_is_versioned_on_its_bounds_in_the_ir():
+    a, b = RNG.standard_normal(8), RNG.standard_normal(8)
+    ir = ir_of(shifted_products, a, b, 7)
+    assert ir == SHIFTED_IR, ir
+    for n in (0, 1, 2, 7):  # the test holds
+        close(J(shifted_products)(a, b, n), shifted_products(a, b, n))
+
+
+def neighbour_products(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i - 1] * x[i]
+    return s
+
+
+def test_accesses_that_need_no_test_are_proven_without_a_second_copy():
+    # x[i] for i in range(len(x)) holds whatever x is; x[i - 1] is x[-1] at i = 0 and keeps its check and wrap
+    x = RNG.standard_normal(9)
+    ir = ir_of(neighbour_products, x)
+    assert "if versioned" not in ir
+    assert "for i in range(0:int64, (x.shape[0],)[0], 1:int64) proven:" in ir
+    assert "s = (s + (x[(i - 1:int64)] * x[i]!proven))  : float64" in ir
+    close(J(neighbour_products)(x), neighbour_products(x))
+
+
+def read_in_dead_code(a, n):
+    s = 0.0
+    for i in range(n):
+        s += a[i + 1]
+        continue
+        s += a[i + k]  # never runs: k has no value before the loop
+    k = 1
+    return s + k
+
+
+def test_the_bounds_test_reads_no_variable_of_code_that_cannot_run():
+    a = RNG.standard_normal(8)
+    ir = ir_of(read_in_dead_code, a, 7)
+    test = line_with_prefix(ir, "if versioned ")
+    assert test == "if versioned (int64(n) < a.shape[0]):", test
+    assert "s = (s + a[(i + int64(k))])  : float64" in ir  # checked in both copies
+    close(J(read_in_dead_code)(a, 7), read_in_dead_code(a, 7))
+
+
+def line_with_prefix(ir, prefix):
+    lines = [l.strip() for l in ir.splitlines() if l.strip().startswith(prefix)]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def rows_scaled(out, x, n):
+    for i in range(n):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] * 2.0
+
+
+def test_nested_loops_are_versioned_once_at_the_outer_loop():
+    out, x = np.zeros((4, 3)), RNG.standard_normal((4, 3))
+    ir = ir_of(rows_scaled, out, x, 4)
+    assert ir.count("if versioned") == 1
+    assert ir.count(") proven:") == 2  # both loops of the copy
+    assert ir.count("]!proven") == 2
+    J(rows_scaled)(out, x, 4)
+    close(out, x * 2.0)

@@ -21,6 +21,7 @@ static bool all_ints(const IrNode *n)
 /* A negative index wrapped, and checked against dim when the node asks (IndexError: index, size, axis). */
 static const char *wrap_index(Cu *c, const IrNode *n, const char *v, const char *dim, int axis)
 {
+    if (n->u.index.proven) return v; /* in range on every iteration (a versioned loop's test said so): no wrap */
     const char *w = cu_tmp(c, ir_type_scalar(IR_DT_INT64), "(%s < 0 ? %s + %s : %s)", v, v, dim, v);
     if (n->u.index.checked)
         cu_raise(c, cu_fmt(c, "(u64)%s >= (u64)%s", w, dim), RT_ERR_INDEX, n->pos, v, dim, cu_fmt(c, "%d", axis));

@@ -23,7 +23,6 @@
 #define CG_MAX_VARIANTS 128
 
 typedef struct CgOutline CgOutline; /* outline.c */
-#define CG_MAX_VERSIONS 2 /* versioned loops nested in one another (each doubles the code inside it) */
 
 typedef struct Cg {
     LLVMContextRef ctx;
@@ -46,11 +45,6 @@ typedef struct Cg {
     RtNames *names;               /* the strings error records name (source files, variables), by index */
     bool parallel;                /* the openmp backend: outermost data-parallel loops run on the team */
     int chunk_level;              /* the loop level a chunk restricts (0; 1 for reductions along axis 0) */
-    /* loop versioning (bounds_version.c): the bounds plans of the versioned loops around the code being
-     * emitted, outermost first, and whether this copy runs with the plan's accesses proven in range */
-    const IrBoundsPlan *plans[CG_MAX_VERSIONS];
-    bool plan_proven[CG_MAX_VERSIONS];
-    int nplans;
     /* the gpu backend's host code (gpu_launch.c): its kernels, and the global that holds their loaded module */
     const GpuHost *gpu;
     LLVMValueRef gpu_module;
@@ -88,11 +82,8 @@ void cg_check_status(Cg *cg, LLVMValueRef status);
 /* Enters a loop for break/continue (false, with the error set, when loops nest too deeply). */
 bool cg_push_loop(Cg *cg, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont, IrPos pos);
 /* The sequential loop of a for-range statement s whose start, stop and step are evaluated (and the step
- * checked): range is a CgRange. */
-typedef struct CgRange {
-    LLVMValueRef start, stop, step;
-} CgRange;
-void cg_range_loop(Cg *cg, const IrNode *s, void *range);
+ * checked). */
+void cg_range_loop(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
 bool cg_emit_module(Cg *cg, IrFunc *root);
 
 /* emit_array.c */
@@ -252,18 +243,6 @@ LLVMValueRef cg_trip_count(Cg *cg, const IrType *t, LLVMValueRef start, LLVMValu
 /* prange.c: an lk.prange loop run by the team (openmp backend, outside other parallel loops) */
 void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step);
 
-/* bounds_version.c: a loop emitted twice, with the accesses its bounds plan proves unchecked, and as it is */
-typedef void (*CgLoopEmit)(Cg *cg, const IrNode *loop, void *env);
-/* The plan of a for-range loop, when it is worth a second copy here; else NULL. */
-const IrBoundsPlan *cg_version_plan(Cg *cg, const IrNode *loop);
-/* i1, emitted before the loop (start and stop: its evaluated bounds): every access of the plan stays in range. */
-LLVMValueRef cg_version_test(Cg *cg, const IrBoundsPlan *p, LLVMValueRef start, LLVMValueRef stop);
-/* emit(loop) twice, the copy chosen by ok; with no plan, once. */
-void cg_versioned(Cg *cg, const IrBoundsPlan *p, LLVMValueRef ok, const IrNode *loop, CgLoopEmit emit, void *env);
-/* This access is proven in range in the copy being emitted: no check, no wrap. */
-bool cg_index_proven(const Cg *cg, const IrNode *index);
-/* The code being emitted is in a copy with proven accesses (its loops are not runtime-unrolled: see there). */
-bool cg_in_proven_copy(const Cg *cg);
 
 /* jit.c */
 bool cg_jit_init(LkDiag *diag);

@@ -87,8 +87,8 @@ LLVMValueRef cg_elem_ptr(Cg *cg, const IrType *t, LLVMValueRef arr, LLVMValueRef
 /* Wrap a negative index and check it against dim (IndexError) when the node asks for checks. */
 static LLVMValueRef wrap_index(Cg *cg, const IrNode *n, LLVMValueRef v, LLVMValueRef dim, int axis)
 {
-    /* the test before the loop proved 0 <= v < dim on every iteration (bounds_version.c) */
-    if (cg_index_proven(cg, n)) return v;
+    /* the test before a versioned loop proved 0 <= v < dim on every iteration (ir/version_loops.c) */
+    if (n->u.index.proven) return v;
     LLVMValueRef neg = LLVMBuildICmp(cg->b, LLVMIntSLT, v, cg_i64(cg, 0), "");
     LLVMValueRef w = LLVMBuildSelect(cg->b, neg, LLVMBuildAdd(cg->b, v, dim, ""), v, "");
     if (n->u.index.checked) {

@@ -11,9 +11,8 @@ typedef struct ChunkLoop {
 } ChunkLoop;
 
 /* One thread's iterations [lo, hi) of the range, inside the chunk function. */
-static void chunk_loop(Cg *cg, const IrNode *s, void *env)
+static void chunk_loop(Cg *cg, const IrNode *s, ChunkLoop *c)
 {
-    ChunkLoop *c = env;
     CgOutline *o = c->o;
     LLVMValueRef k = cg_alloca(cg, cg->i64, "k");
     LLVMBuildStore(cg->b, o->lo, k);
@@ -33,7 +32,7 @@ static void chunk_loop(Cg *cg, const IrNode *s, void *env)
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(cg->b))) LLVMBuildBr(cg->b, latch);
     LLVMPositionBuilderAtEnd(cg->b, latch);
     LLVMBuildStore(cg->b, LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, k, ""), cg_i64(cg, 1), ""), k);
-    cg_mark_loop(cg, LLVMBuildBr(cg->b, head), false, cg_in_proven_copy(cg));
+    cg_mark_loop(cg, LLVMBuildBr(cg->b, head), false, s->u.for_range.proven_copy); /* as cg_range_loop's */
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 
@@ -97,11 +96,8 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     parts.slot_ty = LLVMStructTypeInContext(cg->ctx, fields, (unsigned)parts.nred, 0);
     parts.buf_ty = LLVMArrayType(parts.slot_ty, RT_MAX_CHUNKS);
     parts.buf = parts.nred ? cg_alloca(cg, parts.buf_ty, "partials") : NULL;
-    /* one bounds test for the whole range, made here; each chunk runs the copy it chose */
-    const IrBoundsPlan *plan = cg_version_plan(cg, s);
-    LLVMValueRef ok = plan ? cg_version_test(cg, plan, start, stop) : NULL;
     CgOutline o = {0};
-    int cs = cg_capture(&o, s64), cst = cg_capture(&o, st64), cok = plan ? cg_capture(&o, ok) : -1;
+    int cs = cg_capture(&o, s64), cst = cg_capture(&o, st64);
     int cpart = parts.nred ? cg_capture(&o, parts.buf) : -1;
     int64_t cost = 1 + cg_block_cost(body);
     LLVMValueRef work = LLVMBuildMul(cg->b, n, cg_i64(cg, cost), "");
@@ -109,15 +105,14 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     LLVMBasicBlockRef par = cg_new_bb(cg, "prange_team"), seq = cg_new_bb(cg, "prange_alone"), joined = cg_new_bb(cg, "prange_joined");
     LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work), par, seq);
     LLVMPositionBuilderAtEnd(cg->b, seq);
-    CgRange range = {start, stop, step};
-    cg_versioned(cg, plan, ok, s, cg_range_loop, &range);
+    cg_range_loop(cg, s, start, stop, step);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, par);
     cg_outline_begin(cg, &o, s->region);
     for (int i = 0; i < parts.nred; i++)
         LLVMBuildStore(cg->b, cg_red_identity(cg, parts.reds[i].op, parts.reds[i].var->type->dtype), cg->var_slots[parts.reds[i].var->id]);
     ChunkLoop chunk = {&o, cs, cst};
-    cg_versioned(cg, plan, plan ? cg_outline_get(&o, cok) : NULL, s, chunk_loop, &chunk);
+    chunk_loop(cg, s, &chunk);
     LLVMValueRef tid = LLVMBuildZExt(cg->b, o.tid, cg->i64, "");
     for (int i = 0; i < parts.nred; i++) {
         IrVar *v = parts.reds[i].var;
