@@ -10,3 +10,11 @@ def J(fn):
     if d is None:
         d = _jitted[fn] = lk.jit(fn)
     return d
+
+
+def skip_on_gpu(why):
+    """For a test about what only the cpu and openmp backends do (their LLVM code, their allocator): on the gpu
+    backend (LORIKEET_BACKEND=gpu) it skips, saying why."""
+    import pytest
+    if lk.get_backend() == "gpu":
+        pytest.skip(f"gpu backend: {why}")

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import skip_on_gpu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYSHIM = os.path.join(HERE, "..", "pyshim")
@@ -299,6 +300,7 @@ print(repr(out))
 
 
 def test_saved_code_runs_in_a_fresh_process(probes_dir, tmp_path):
+    skip_on_gpu("saving and loading gpu code is not built yet (the code cache, issue 11)")
     path = str(tmp_path / "saved.pkl")
     made = run_python(str(probes_dir / "cap_save_load.py"), path, "save")
     loaded = run_python(str(probes_dir / "cap_save_load.py"), path, "load")
@@ -319,6 +321,7 @@ def test_saved_code_runs_in_a_fresh_process(probes_dir, tmp_path):
 
 
 def test_saved_code_in_the_same_process():
+    skip_on_gpu("saving and loading gpu code is not built yet (the code cache, issue 11)")
     def f(a, i):
         return a[i] - a.sum()
 
@@ -334,6 +337,7 @@ def test_saved_code_in_the_same_process():
 
 
 def test_saved_code_of_another_compilation_is_refused():
+    skip_on_gpu("saving and loading gpu code is not built yet (the code cache, issue 11)")
     def f(a):
         return a.sum()
 

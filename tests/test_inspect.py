@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import skip_on_gpu
 
 VECTOR_DOUBLE = re.compile(r"<(2|4|8) x double>")
 VECTOR_ARITH = re.compile(r"= (fmul|fadd)( [a-z ]+)? <(2|4|8) x double>")
@@ -119,6 +120,7 @@ def test_inspect_of_a_function_that_does_not_compile_raises_compile_error():
 
 
 def test_inspect_llvm_is_llvm_ir():
+    skip_on_gpu("inspect_llvm of a gpu function shows its host code; its kernels are CUDA C (tests/test_gpu_codegen.py)")
     text = lk.jit(hypot_expr).inspect_llvm(A, B)
     assert isinstance(text, str)
     assert "define" in text
@@ -129,6 +131,7 @@ def test_inspect_llvm_is_llvm_ir():
                                     (hypot_expr, (A, B))],
                          ids=["loop_into_out", "loop_alloc", "array_expression"])
 def test_hypot_vectorises(f, args):
+    skip_on_gpu("inspect_llvm of a gpu function shows its host code; its kernels are CUDA C (tests/test_gpu_codegen.py)")
     text = lk.jit(f).inspect_llvm(*args)
     assert VECTOR_DOUBLE.search(text), "no <N x double> in the optimised LLVM IR"
     assert VECTOR_ARITH.search(text), "no vector fmul/fadd on doubles"
@@ -136,6 +139,7 @@ def test_hypot_vectorises(f, args):
 
 
 def test_vector_width_matches_the_host():
+    skip_on_gpu("inspect_llvm of a gpu function shows its host code; its kernels are CUDA C (tests/test_gpu_codegen.py)")
     text = lk.jit(hypot_expr).inspect_llvm(A, B)
     widths = {int(w) for w in re.findall(r"<(\d+) x double>", text)}
     if cpu_has("avx2") or cpu_has("avx512f"):
@@ -159,6 +163,7 @@ def has_libmvec():
 
 @pytest.mark.skipif(not has_libmvec(), reason="the C library has no libmvec: math calls stay scalar")
 def test_transcendental_functions_call_vector_variants():
+    skip_on_gpu("inspect_llvm of a gpu function shows its host code; its kernels are CUDA C (tests/test_gpu_codegen.py)")
     """exp and log1p in a map become libmvec's vector functions (_ZGV<isa>N<lanes>v_exp), not one call per element."""
     text = lk.jit(exp_of_negative).inspect_llvm(A)
     assert re.search(r"call <\d+ x double> @_ZGV[bcde]N\d+v_exp\(", text), "exp is not vectorised"
@@ -166,6 +171,7 @@ def test_transcendental_functions_call_vector_variants():
 
 
 def test_fastmath_flags_only_when_asked():
+    skip_on_gpu("inspect_llvm of a gpu function shows its host code; its kernels are CUDA C (tests/test_gpu_codegen.py)")
     plain = lk.jit(hypot_expr).inspect_llvm(A, B)
     fast = lk.jit(hypot_expr, fastmath=True).inspect_llvm(A, B)
     flags = re.compile(r"\b(fmul|fadd|fsub|fdiv) (fast|reassoc|nnan|ninf|nsz|arcp|contract|afn)\b")

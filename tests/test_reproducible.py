@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import skip_on_gpu
 
 # 300_001: odd, so every chunk of the team and the whole loop end in a scalar remainder
 N = 300_001
@@ -80,6 +81,7 @@ def test_binary_map_same_bits_on_every_thread_count(name, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_scalar_code_computes_what_the_vector_loop_computes(dtype):
+    skip_on_gpu("the map runs on the device with CUDA's math functions, the scalar call on the host with libmvec's: each within a few ulp, not the same bits")
     """An element computed in a vectorised loop, in its remainder, and by scalar code: the same bits."""
     mapped = lk.jit(lambda a: np.exp(a) * np.log1p(a))
     one = lk.jit(lambda v: np.exp(v) * np.log1p(v))
