@@ -234,13 +234,15 @@ static void grid_combine_open(Cu *c, int index)
     cu_line(c, "lk_b = lk_block_reduce(lk_b, lk_sh);");
     cu_line(c, "if (threadIdx.x == 0) {");
     c->indent++;
+    cu_line(c, "*(unsigned *)lk_scratch = 0u;");
     cu_line(c, "lk_order = 0;");
+    c->fail = "goto lk_end;"; /* past the barriers: thread 0 is alone here */
 }
 
 static void grid_combine_close(Cu *c)
 {
-    cu_line(c, "*(unsigned *)lk_scratch = 0u;");
     for (int i = 0; i < 3; i++) close_brace(c);
+    cu_line(c, "lk_end: ;");
 }
 
 /* The thread's grid-stride loop of a map's elements into lk_acc (flat when the layout allows it). */
@@ -537,6 +539,13 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
                            "lk.prange loop", "matrix product"};
     cu_buf_printf(c->out, "/* kernel %d: the %s at %s:%d (%s) */\n", index, kinds[k->kind],
                   k->node->pos.file ? k->node->pos.file : owner->file, k->node->pos.line, owner->name);
+    /* where each value sits in the parameter block (kernel_abi.h), for readers of inspect_cuda and its tests */
+    cu_buf_printf(c->out, "/* layout: nslots=%d n=%d ndim=%d dims=%d flat_ok=%d out=%d start=%d step=%d arg=%d,%d,%d in=", k->nslots,
+                  k->n, k->ndim, k->dims, k->flat_ok, k->out, k->start, k->step, k->arg[0], k->arg[1], k->arg[2]);
+    for (int i = 0; i < k->ninputs; i++) cu_buf_printf(c->out, "%s%d", i ? "," : "", k->input[i]);
+    cu_buf_printf(c->out, " uses=");
+    for (int j = 0; j < k->nuses; j++) cu_buf_printf(c->out, "%s%s:%d", j ? "," : "", k->node->region->uses[j]->name, k->use[j]);
+    cu_buf_printf(c->out, " */\n");
     cu_buf_printf(c->out, "extern \"C\" __global__ void __launch_bounds__(%d) lk_k%d(struct lk_p%d p)\n{\n", RT_GPU_BLOCK, index, index);
     c->indent = 1;
     cu_line(c, "unsigned char *lk_err = (unsigned char *)p.s[0];");
