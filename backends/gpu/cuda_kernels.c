@@ -215,6 +215,9 @@ static void acc_struct(Cu *c, int index, int nacc, const IrReduceOp *ops, const 
     cu_buf_free(&b);
 }
 
+/* Not an RtErrCode: rt_error_diag reports it as an internal error (the host launched more blocks than fit). */
+#define CU_ERR_GRID 101
+
 /* After the grid loop (lk_acc holds the thread's partial): the block's partial to the scratch, and in the last
  * block the partials combined in block order; then results(b) writes the results from thread 0. */
 static void grid_combine_open(Cu *c, int index)
@@ -224,6 +227,14 @@ static void grid_combine_open(Cu *c, int index)
     cu_line(c, "__shared__ lk_k%d_acc lk_sh[32];", index);
     cu_line(c, "__shared__ bool lk_lastf;");
     cu_line(c, "lk_k%d_acc *lk_parts = (lk_k%d_acc *)(lk_scratch + %d);", index, index, GPU_PARTIALS_OFFSET);
+    /* every block's partial must fit in the scratch: a grid too big for this kernel's accumulator (a prange
+     * with many reductions) raises an internal error from block 0 and every thread leaves, before any barrier */
+    cu_line(c, "if ((u64)gridDim.x * sizeof(lk_k%d_acc) > (u64)%d) {", index, RT_GPU_SCRATCH_BYTES - GPU_PARTIALS_OFFSET);
+    c->indent++;
+    cu_line(c, "if (blockIdx.x == 0 && threadIdx.x == 0) lk_raise(lk_err, 0, %d, %d, %d, -1, (i64)gridDim.x, (i64)sizeof(lk_k%d_acc), 0);",
+            (int)LK_ERR_INTERNAL, CU_ERR_GRID, c->f->line, index);
+    cu_line(c, "return;");
+    close_brace(c);
     cu_line(c, "lk_acc = lk_block_reduce(lk_acc, lk_sh);");
     cu_line(c, "if (threadIdx.x == 0) lk_parts[blockIdx.x] = lk_acc;");
     cu_line(c, "if (lk_last_block(lk_scratch, &lk_lastf)) {");
