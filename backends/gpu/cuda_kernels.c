@@ -30,6 +30,20 @@ static void init_uses(Cu *c, const GpuKernelLayout *k)
     }
 }
 
+/* The kernel writes no memory its inputs may alias (element code with no store and no user call that may write;
+ * a map's out just allocated, as an axis reduction's or a scan's always is): its inputs may be __restrict__. */
+static bool reads_only(const IrNode *region)
+{
+    if (region->kind == IR_MAP)
+        return region->u.map.out_is_fresh && !(ir_effects(region->u.map.body) & IR_FX_WRITE);
+    const IrNode *input = region->kind == IR_REDUCE ? region->u.reduce.input : region->u.scan.input;
+    const IrCombine *cb = region->kind == IR_REDUCE ? &region->u.reduce.combine : &region->u.scan.combine;
+    unsigned fx = ir_effects(input->u.map.body);
+    if (cb->body) fx |= ir_effects(cb->body);
+    if (cb->init) fx |= ir_effects(cb->init);
+    return !(fx & IR_FX_WRITE);
+}
+
 /* The map's inputs and the space's dims from the slots, as named locals. */
 static void map_src(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, bool restrict_ok)
 {
@@ -121,7 +135,7 @@ static bool map_kernel(Cu *c, const GpuKernelLayout *k)
     const IrNode *n = k->node;
     const IrType *ot = n->type;
     CuMapSrc m = {0};
-    map_src(c, k, &m, n->u.map.out_is_fresh);
+    map_src(c, k, &m, reads_only(n));
     out_slots(c, k, ot->ndim);
     bool flat = flat_possible(k, ot);
     IrDtype body_dt = n->u.map.body->type->dtype;
@@ -260,7 +274,7 @@ static void grid_combine_close(Cu *c)
 static bool reduce_all_elements(Cu *c, const GpuKernelLayout *k, IrReduceOp op, IrDtype dt)
 {
     CuMapSrc m = {0};
-    map_src(c, k, &m, true);
+    map_src(c, k, &m, reads_only(k->node));
     bool flat = flat_possible(k, NULL), is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
     for (int pass = flat ? 0 : 1; pass < 2; pass++) {
         if (flat) cu_line(c, pass == 0 ? "if (p.s[%d]) {" : "} else {", k->flat_ok);
@@ -291,7 +305,7 @@ static bool reduce_func_one_thread(Cu *c, const GpuKernelLayout *k)
     const IrType *acc_t = cb->acc_param->type;
     IrDtype dt = k->map->u.map.body->type->dtype;
     CuMapSrc m = {0};
-    map_src(c, k, &m, true);
+    map_src(c, k, &m, reads_only(k->node));
     cu_line(c, "if (blockIdx.x != 0 || threadIdx.x != 0) return;");
     cu_line(c, "%s lk_r = %s;", cu_type(c, acc_t), cu_konst(c, acc_t, 0, 0.0));
     cu_line(c, "bool lk_started = false;");
@@ -453,7 +467,7 @@ static bool line_kernel(Cu *c, const GpuKernelLayout *k, int axis, bool scan, co
 {
     const IrNode *n = k->node;
     CuMapSrc m = {0};
-    map_src(c, k, &m, true);
+    map_src(c, k, &m, reads_only(k->node));
     const IrType *ot = scan ? n->u.scan.out->type : n->u.reduce.out->type;
     out_slots(c, k, ot->ndim);
     open_grid_loop(c);
