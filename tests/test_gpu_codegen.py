@@ -396,3 +396,15 @@ def test_kernels_are_numbered_in_the_order_of_the_regions():
         return a * 2, np.sum(a), np.cumsum(a)
     src = lk.jit(f).inspect_cuda(F64)
     assert "kernel 0: the map" in src and "kernel 1: the reduction of everything" in src and "kernel 2: the scan" in src
+
+
+def in_place(a, b):
+    a[:] = a * 2 + b
+    return a
+
+
+def test_inputs_are_restrict_only_where_nothing_the_kernel_writes_can_alias_them():
+    fresh = kernel(lk.jit(map_f32).inspect_cuda(*(RNG.random(8, dtype=np.float32) for _ in range(3))), 0)
+    assert "const char *__restrict__ lk_in0" in fresh
+    src = lk.jit(in_place).inspect_cuda(F64.copy(), F64)
+    assert "const char *lk_in0" in src and "__restrict__ lk_in" not in src

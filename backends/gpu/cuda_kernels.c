@@ -30,6 +30,20 @@ static void init_uses(Cu *c, const GpuKernelLayout *k)
     }
 }
 
+/* The kernel writes no memory its inputs may alias (element code with no store and no user call that may write;
+ * a map's out just allocated, as an axis reduction's or a scan's always is): its inputs may be __restrict__. */
+static bool reads_only(const IrNode *region)
+{
+    if (region->kind == IR_MAP)
+        return region->u.map.out_is_fresh && !(ir_effects(region->u.map.body) & IR_FX_WRITE);
+    const IrNode *input = region->kind == IR_REDUCE ? region->u.reduce.input : region->u.scan.input;
+    const IrCombine *cb = region->kind == IR_REDUCE ? &region->u.reduce.combine : &region->u.scan.combine;
+    unsigned fx = ir_effects(input->u.map.body);
+    if (cb->body) fx |= ir_effects(cb->body);
+    if (cb->init) fx |= ir_effects(cb->init);
+    return !(fx & IR_FX_WRITE);
+}
+
 /* The map's inputs and the space's dims from the slots, as named locals. */
 static void map_src(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, bool restrict_ok)
 {
@@ -121,7 +135,7 @@ static bool map_kernel(Cu *c, const GpuKernelLayout *k)
     const IrNode *n = k->node;
     const IrType *ot = n->type;
     CuMapSrc m = {0};
-    map_src(c, k, &m, n->u.map.out_is_fresh);
+    map_src(c, k, &m, reads_only(n));
     out_slots(c, k, ot->ndim);
     bool flat = flat_possible(k, ot);
     IrDtype body_dt = n->u.map.body->type->dtype;
@@ -215,6 +229,9 @@ static void acc_struct(Cu *c, int index, int nacc, const IrReduceOp *ops, const 
     cu_buf_free(&b);
 }
 
+/* Not an RtErrCode: rt_error_diag reports it as an internal error (the host launched more blocks than fit). */
+#define CU_ERR_GRID 101
+
 /* After the grid loop (lk_acc holds the thread's partial): the block's partial to the scratch, and in the last
  * block the partials combined in block order; then results(b) writes the results from thread 0. */
 static void grid_combine_open(Cu *c, int index)
@@ -224,6 +241,14 @@ static void grid_combine_open(Cu *c, int index)
     cu_line(c, "__shared__ lk_k%d_acc lk_sh[32];", index);
     cu_line(c, "__shared__ bool lk_lastf;");
     cu_line(c, "lk_k%d_acc *lk_parts = (lk_k%d_acc *)(lk_scratch + %d);", index, index, GPU_PARTIALS_OFFSET);
+    /* every block's partial must fit in the scratch: a grid too big for this kernel's accumulator (a prange
+     * with many reductions) raises an internal error from block 0 and every thread leaves, before any barrier */
+    cu_line(c, "if ((u64)gridDim.x * sizeof(lk_k%d_acc) > (u64)%d) {", index, RT_GPU_SCRATCH_BYTES - GPU_PARTIALS_OFFSET);
+    c->indent++;
+    cu_line(c, "if (blockIdx.x == 0 && threadIdx.x == 0) lk_raise(lk_err, 0, %d, %d, %d, -1, (i64)gridDim.x, (i64)sizeof(lk_k%d_acc), 0);",
+            (int)LK_ERR_INTERNAL, CU_ERR_GRID, c->f->line, index);
+    cu_line(c, "return;");
+    close_brace(c);
     cu_line(c, "lk_acc = lk_block_reduce(lk_acc, lk_sh);");
     cu_line(c, "if (threadIdx.x == 0) lk_parts[blockIdx.x] = lk_acc;");
     cu_line(c, "if (lk_last_block(lk_scratch, &lk_lastf)) {");
@@ -234,20 +259,22 @@ static void grid_combine_open(Cu *c, int index)
     cu_line(c, "lk_b = lk_block_reduce(lk_b, lk_sh);");
     cu_line(c, "if (threadIdx.x == 0) {");
     c->indent++;
+    cu_line(c, "*(unsigned *)lk_scratch = 0u;");
     cu_line(c, "lk_order = 0;");
+    c->fail = "goto lk_end;"; /* past the barriers: thread 0 is alone here */
 }
 
 static void grid_combine_close(Cu *c)
 {
-    cu_line(c, "*(unsigned *)lk_scratch = 0u;");
     for (int i = 0; i < 3; i++) close_brace(c);
+    cu_line(c, "lk_end: ;");
 }
 
 /* The thread's grid-stride loop of a map's elements into lk_acc (flat when the layout allows it). */
 static bool reduce_all_elements(Cu *c, const GpuKernelLayout *k, IrReduceOp op, IrDtype dt)
 {
     CuMapSrc m = {0};
-    map_src(c, k, &m, true);
+    map_src(c, k, &m, reads_only(k->node));
     bool flat = flat_possible(k, NULL), is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
     for (int pass = flat ? 0 : 1; pass < 2; pass++) {
         if (flat) cu_line(c, pass == 0 ? "if (p.s[%d]) {" : "} else {", k->flat_ok);
@@ -278,7 +305,7 @@ static bool reduce_func_one_thread(Cu *c, const GpuKernelLayout *k)
     const IrType *acc_t = cb->acc_param->type;
     IrDtype dt = k->map->u.map.body->type->dtype;
     CuMapSrc m = {0};
-    map_src(c, k, &m, true);
+    map_src(c, k, &m, reads_only(k->node));
     cu_line(c, "if (blockIdx.x != 0 || threadIdx.x != 0) return;");
     cu_line(c, "%s lk_r = %s;", cu_type(c, acc_t), cu_konst(c, acc_t, 0, 0.0));
     cu_line(c, "bool lk_started = false;");
@@ -440,7 +467,7 @@ static bool line_kernel(Cu *c, const GpuKernelLayout *k, int axis, bool scan, co
 {
     const IrNode *n = k->node;
     CuMapSrc m = {0};
-    map_src(c, k, &m, true);
+    map_src(c, k, &m, reads_only(k->node));
     const IrType *ot = scan ? n->u.scan.out->type : n->u.reduce.out->type;
     out_slots(c, k, ot->ndim);
     open_grid_loop(c);
@@ -537,6 +564,13 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
                            "lk.prange loop", "matrix product"};
     cu_buf_printf(c->out, "/* kernel %d: the %s at %s:%d (%s) */\n", index, kinds[k->kind],
                   k->node->pos.file ? k->node->pos.file : owner->file, k->node->pos.line, owner->name);
+    /* where each value sits in the parameter block (kernel_abi.h), for readers of inspect_cuda and its tests */
+    cu_buf_printf(c->out, "/* layout: nslots=%d n=%d ndim=%d dims=%d flat_ok=%d out=%d start=%d step=%d arg=%d,%d,%d in=", k->nslots,
+                  k->n, k->ndim, k->dims, k->flat_ok, k->out, k->start, k->step, k->arg[0], k->arg[1], k->arg[2]);
+    for (int i = 0; i < k->ninputs; i++) cu_buf_printf(c->out, "%s%d", i ? "," : "", k->input[i]);
+    cu_buf_printf(c->out, " uses=");
+    for (int j = 0; j < k->nuses; j++) cu_buf_printf(c->out, "%s%s:%d", j ? "," : "", k->node->region->uses[j]->name, k->use[j]);
+    cu_buf_printf(c->out, " */\n");
     cu_buf_printf(c->out, "extern \"C\" __global__ void __launch_bounds__(%d) lk_k%d(struct lk_p%d p)\n{\n", RT_GPU_BLOCK, index, index);
     c->indent = 1;
     cu_line(c, "unsigned char *lk_err = (unsigned char *)p.s[0];");

@@ -61,7 +61,7 @@ const char cu_preamble[] =
     "}\n"
     "template <class T, class U, int B> __device__ __forceinline__ T lk_shr(T a, T b)\n"
     "{\n"
-    "    if ((U)b >= (U)B) return (T)0 > (T)-1 ? (T)0 : (a < 0 ? (T)-1 : (T)0);\n"
+    "    if ((U)b >= (U)B) return ((T)-1 < (T)0 && a < (T)0) ? (T)-1 : (T)0;\n"
     "    return (T)(a >> (U)b);\n"
     "}\n"
     "/* Integer power by squaring, wrapping (the exponent is >= 0: a negative one raised before). */\n"

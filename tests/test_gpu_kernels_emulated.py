@@ -1,0 +1,261 @@
+"""What the gpu backend's kernels compute, checked without a GPU: the CUDA C of inspect_cuda compiled for the host
+by gpu_emulate.py (block threads as host threads, barriers, shuffles through memory) and launched over small grids
+with the parameter block filled as kernel_abi.h says, against the cpu backend and NumPy. The scalar rules of
+ir.h elementwise, the lowest failing work item's error, reductions of every op and dtype over several blocks
+(partials, the last block's combine, the ticket left zero), prange reductions, axis reductions, scans, index
+maps and a prange whose body loops and calls a device function."""
+import math
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+import test_scalar_semantics as sem
+from gpu_emulate import CXX, Module, as_float
+
+pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler to run the kernels on the host")
+
+ERR_CLASS = {1: IndexError, 4: ZeroDivisionError, 5: ValueError, 6: ValueError}  # RtErrCode -> exception
+
+
+def fill_map(inputs, out):
+    """A MAP kernel's block: the space is out's shape; inputs broadcast against it."""
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = out.size
+        for d in range(out.ndim):
+            slots[lay["dims"] + d] = out.shape[d]
+        if lay["flat_ok"] >= 0:
+            slots[lay["flat_ok"]] = int(all(not isinstance(x, np.ndarray) or (x.shape == out.shape and x.flags.c_contiguous)
+                                            for x in inputs) and out.flags.c_contiguous)
+        for i, x in enumerate(inputs):
+            at = lay["in"][i]
+            if isinstance(x, np.ndarray):
+                b = np.broadcast_to(x, out.shape[out.ndim - x.ndim:]) if x.ndim else x
+                mod.keep.append(x)
+                slots[at] = x.ctypes.data
+                slots[at + 1:at + 1 + x.ndim] = b.strides
+            else:
+                mod.scalar(slots, at, x)
+        if lay["out"] >= 0:
+            mod.keep.append(out)
+            slots[lay["out"]] = out.ctypes.data
+            slots[lay["out"] + 1:lay["out"] + 1 + out.ndim] = out.strides
+    return fill
+
+
+def bits_equal(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    if got.dtype.kind == "f":
+        return bool(np.all((got == want) & (np.signbit(got) == np.signbit(want)) | (np.isnan(got) & np.isnan(want))))
+    return bool(np.all(got == want))
+
+
+@pytest.mark.parametrize("row", [r for r in sem.ROWS if sem.elementwise(r)], ids=sem.row_id)
+def test_the_scalar_rules_elementwise_in_a_kernel(row):
+    rule, fn, dtype, cases, ref = row
+    columns = [np.array([sem.lk_args(case, dtype)[k] for case in cases], dtype=dtype) for k in range(len(cases[0]))]
+    cpu = sem.run(lk.jit(fn), columns)
+    mod = Module(lk.jit(fn).inspect_cuda(*columns))
+    out_dtype = cpu.dtype if isinstance(cpu, np.ndarray) else np.result_type(*columns)
+    if fn is sem.truediv:
+        out_dtype = np.float64
+    out = np.zeros(len(cases), dtype=out_dtype)
+    _, err = mod.launch(0, fill_map(columns, out), grid=1, block=32)
+    if isinstance(cpu, type):
+        assert err is not None and issubclass(cpu, ERR_CLASS[err[1]]), f"{rule}: kernel gave {err}, cpu {cpu.__name__}"
+        return
+    assert err is None, f"{rule}: the kernel raised {err}"
+    assert bits_equal(out, cpu), f"{rule}: kernel {out!r}, cpu {cpu!r}"
+
+
+def gather(a, idx):
+    return np.array([a[i] for i in idx])
+
+
+def test_the_lowest_failing_work_item_is_the_error_whatever_the_grid():
+    a = np.arange(10.0)
+    idx = np.zeros(700, dtype=np.int64)
+    idx[[650, 301, 77, 500]] = [40, 31, 27, 55]  # work item 77 fails first: index 27
+    mod = Module(lk.jit(gather).inspect_cuda(a, idx))
+    lay = mod.kernels[0].layout
+    out = np.zeros(len(idx))
+    for grid, block in ((1, 32), (3, 64), (2, 256)):
+        def fill(mod, slots, lay):
+            fill_map([idx], out)(mod, slots, lay)
+            mod.value(slots, lay["uses"]["a"], a)
+        _, err = mod.launch(0, fill, grid=grid, block=block)
+        assert err is not None and err[1] == 1 and err[3] == (27, 10, 0), (grid, block, err)
+        assert err[2] == gather.__code__.co_firstlineno + 1
+    assert lay["in"]
+
+
+def reduce_fill(a):
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = a.size
+        for d in range(a.ndim):
+            slots[lay["dims"] + d] = a.shape[d]
+        slots[lay["flat_ok"]] = int(a.flags.c_contiguous)
+        mod.keep.append(a)
+        slots[lay["in"][0]] = a.ctypes.data
+        slots[lay["in"][0] + 1:lay["in"][0] + 1 + a.ndim] = a.strides
+    return fill
+
+
+def r_sum(a): return np.sum(a)
+def r_prod(a): return np.prod(a)
+def r_min(a): return np.min(a)
+def r_max(a): return np.max(a)
+def r_argmin(a): return np.argmin(a)
+def r_argmax(a): return np.argmax(a)
+def r_nanmin(a): return np.nanmin(a)
+def r_nanmax(a): return np.nanmax(a)
+def r_any(a): return np.any(a)
+def r_all(a): return np.all(a)
+
+
+def sample(dtype, n, rng):
+    if dtype == np.bool_:
+        return rng.random(n) > 0.3
+    if np.dtype(dtype).kind == "f":
+        a = (rng.random(n) * 4 - 2).astype(dtype)
+        a[rng.integers(0, n, 3)] = np.nan if n > 500 else a[0]
+        a[n // 3] = a.max(initial=0)  # a tie for argmax
+        return a
+    info = np.iinfo(dtype)
+    lo, hi = (max(info.min, -3), min(info.max, 4)) if np.dtype(dtype).kind == "i" else (0, min(info.max, 4))
+    return rng.integers(lo, hi, n).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint64, np.float32, np.float64, np.bool_])
+@pytest.mark.parametrize("fn", [r_sum, r_prod, r_min, r_max, r_argmin, r_argmax, r_nanmin, r_nanmax, r_any, r_all])
+def test_a_reduction_over_blocks_is_the_cpu_s(fn, dtype):
+    if fn in (r_nanmin, r_nanmax) and np.dtype(dtype).kind != "f":
+        pytest.skip("nanmin/nanmax of integers are min/max")
+    rng = np.random.default_rng(7)
+    mod = Module(lk.jit(fn).inspect_cuda(sample(dtype, 10, rng)))
+    for n, grid, block in ((1000, 3, 64), (1001, 5, 32), (600, 1, 256), (7, 4, 32)):
+        a = sample(dtype, n, rng)
+        want = lk.jit(fn)(a)
+        res, err = mod.launch(len(mod.kernels) - 1, reduce_fill(a), grid=grid, block=block)
+        assert err is None
+        if fn in (r_argmin, r_argmax):
+            assert res[0] == want, (n, grid, block)
+        elif isinstance(want, (float, np.floating)):
+            got = as_float(res[0])
+            assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-5 if dtype == np.float32 else 1e-12)
+        else:
+            assert np.array(res[0]).astype(np.asarray(want).dtype) == want
+
+
+@pytest.mark.parametrize("fn", [r_sum, r_min, r_argmax])
+def test_an_empty_reduction_gives_the_identity_or_raises(fn):
+    a = np.zeros(0)
+    mod = Module(lk.jit(fn).inspect_cuda(a))
+    res, err = mod.launch(0, reduce_fill(a), grid=1, block=32)
+    if fn is r_sum:
+        assert err is None and as_float(res[0]) == 0.0
+    else:
+        assert err is not None and err[1] == 6 and err[3][0] == 3  # ValueError: RT_VAL_EMPTY_REDUCE
+
+
+def prange_reductions(a):
+    s = 0.0
+    m = -1e300
+    c = 0
+    for i in lk.prange(len(a)):
+        s += a[i]
+        m = max(m, a[i])
+        c += 1
+    return s, m, c
+
+
+def test_prange_reductions_combine_over_blocks():
+    a = np.random.default_rng(1).random(3000)
+    mod = Module(lk.jit(prange_reductions).inspect_cuda(a))
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = len(a)
+        slots[lay["start"]], slots[lay["step"]] = 0, 1
+        for name, v in (("a", a), ("s", 0.0), ("m", -1e300), ("c", 0), ("i", 0)):
+            if name in lay["uses"]:
+                mod.value(slots, lay["uses"][name], v)
+    res, err = mod.launch(0, fill, grid=4, block=64)
+    assert err is None
+    assert as_float(res[0]) == pytest.approx(a.sum(), rel=1e-12)
+    assert as_float(res[1]) == a.max() and res[2] == len(a)
+
+
+def collatz(n, out):
+    for i in lk.prange(n):
+        out[i] = steps_of(i)
+    return out
+
+
+def steps_of(k):
+    steps = 0
+    while k > 1:
+        k = k // 2 if k % 2 == 0 else 3 * k + 1
+        steps += 1
+    return steps
+
+
+def test_a_prange_body_loops_and_calls_a_device_function():
+    out = np.zeros(100, dtype=np.int64)
+    mod = Module(lk.jit(collatz).inspect_cuda(100, out))
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = 100
+        slots[lay["start"]], slots[lay["step"]] = 0, 1
+        for name, v in (("n", 100), ("out", out), ("i", 0)):
+            if name in lay["uses"]:
+                mod.value(slots, lay["uses"][name], v)
+    _, err = mod.launch(0, fill, grid=2, block=32)
+    assert err is None
+    assert list(out) == [steps_of(k) for k in range(100)]
+
+
+def axis_sum1(a): return a.sum(axis=1)
+def axis_argmin0(a): return np.argmin(a, axis=0)
+def cumsum_all(a): return np.cumsum(a)
+def cumsum_axis1(a): return np.cumsum(a, axis=1)
+
+
+@pytest.mark.parametrize("fn, out_shape, lines", [(axis_sum1, lambda a: (a.shape[0],), None),
+                                                   (axis_argmin0, lambda a: (a.shape[1],), None),
+                                                   (cumsum_all, lambda a: (a.size,), 1),
+                                                   (cumsum_axis1, lambda a: a.shape, lambda a: a.shape[0])])
+def test_axis_reductions_and_scans_take_a_line_per_work_item(fn, out_shape, lines):
+    a = np.random.default_rng(2).random((5, 7))
+    a[2, 3] = a[4, 3] = -1.0  # a tie along axis 0
+    want = fn(a)
+    out = np.zeros(out_shape(a), dtype=want.dtype)
+    mod = Module(lk.jit(fn).inspect_cuda(a))
+    k = len(mod.kernels) - 1
+    def fill(mod, slots, lay):
+        reduce_fill(a)(mod, slots, lay)
+        slots[lay["n"]] = out.size if lines is None else lines(a) if callable(lines) else lines
+        mod.keep.append(out)
+        slots[lay["out"]] = out.ctypes.data
+        slots[lay["out"] + 1:lay["out"] + 1 + out.ndim] = out.strides
+    _, err = mod.launch(k, fill, grid=2, block=32)
+    assert err is None
+    np.testing.assert_allclose(out, want, rtol=1e-14)
+
+
+def grid_of(n, m):
+    return lk.imap(lambda i, j: (i * m + j) % 7 - 3.5, (n, m))
+
+
+def test_an_index_map_unravels_its_work_items_in_c_order():
+    out = np.zeros((3, 5))
+    mod = Module(lk.jit(grid_of).inspect_cuda(3, 5))
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = out.size
+        slots[lay["dims"]], slots[lay["dims"] + 1] = 3, 5
+        slots[lay["out"]] = out.ctypes.data
+        slots[lay["out"] + 1:lay["out"] + 3] = out.strides
+        mod.keep.append(out)
+        for name, v in (("n", 3), ("m", 5)):
+            if name in lay["uses"]:
+                mod.value(slots, lay["uses"][name], v)
+    _, err = mod.launch(0, fill, grid=1, block=32)
+    assert err is None
+    np.testing.assert_array_equal(out, lk.jit(grid_of)(3, 5))
