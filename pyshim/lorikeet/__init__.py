@@ -44,7 +44,7 @@ def gpu_available():
 
 
 def set_backend(name):
-    """Sets the backend that @jit uses when none is named: "cpu" or "openmp" ("gpu" is not built yet)."""
+    """Sets the backend that @jit uses when none is named: "cpu", "openmp" or "gpu"."""
     global _default_backend
     _default_backend = name
 

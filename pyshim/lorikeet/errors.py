@@ -10,7 +10,7 @@ class CompileError(TypeError):
 
 
 class BackendUnavailable(RuntimeError):
-    """The requested backend cannot run on this machine (no GPU, no OpenMP runtime, not built)."""
+    """The requested backend cannot run on this machine (no GPU or CUDA driver, no NVRTC, no OpenMP runtime)."""
 
 
 class InternalError(RuntimeError):
