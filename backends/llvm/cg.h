@@ -238,6 +238,7 @@ LLVMValueRef cg_gpu_load_mem(Cg *cg, IrDtype dt, LLVMValueRef p);
 void cg_gpu_store_mem(Cg *cg, IrDtype dt, LLVMValueRef p, LLVMValueRef v);
 /* NumPy's rule for an output that overlaps an input (emit_array.c): such inputs are copied first */
 void cg_map_copy_overlaps(Cg *cg, CgMap *m, const IrType *ot);
+void cg_prange_last_value(Cg *cg, const IrNode *s, LLVMValueRef s64, LLVMValueRef st64, LLVMValueRef n);
 LLVMValueRef cg_trip_count(Cg *cg, const IrType *t, LLVMValueRef start, LLVMValueRef stop, LLVMValueRef step,
                            LLVMValueRef *s64, LLVMValueRef *st64);
 /* prange.c: an lk.prange loop run by the team (openmp backend, outside other parallel loops) */

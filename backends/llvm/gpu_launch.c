@@ -313,16 +313,7 @@ void cg_gpu_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef sto
             LLVMBuildStore(cg->b, cg_red_combine(cg, r->op, r->var->type->dtype, acc, part), slot);
         }
     }
-    LLVMValueRef zero = cg_i64(cg, 0);
-    LLVMValueRef last = LLVMBuildAdd(cg->b, s64, LLVMBuildMul(cg->b, LLVMBuildSub(cg->b, n, cg_i64(cg, 1), ""), st64, ""), "");
-    LLVMValueRef var_slot = cg->var_slots[s->u.for_range.var->id];
-    LLVMValueRef old = LLVMBuildLoad2(cg->b, cg_type(cg, t), var_slot, "");
-    LLVMValueRef ran = LLVMBuildICmp(cg->b, LLVMIntSGT, n, zero, "");
-    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, ran, LLVMBuildTruncOrBitCast(cg->b, last, cg_type(cg, t), ""), old, ""), var_slot);
-    if (s->u.for_range.var->maybe_unbound) {
-        LLVMValueRef flag = cg->bound_flags[s->u.for_range.var->id];
-        LLVMBuildStore(cg->b, LLVMBuildOr(cg->b, LLVMBuildLoad2(cg->b, cg->i1, flag, ""), ran, ""), flag);
-    }
+    cg_prange_last_value(cg, s, s64, st64, n);
 }
 
 /* ---------------- host access to device memory ---------------- */

@@ -79,6 +79,23 @@ LLVMValueRef cg_trip_count(Cg *cg, const IrType *t, LLVMValueRef start, LLVMValu
     return LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, LLVMIntSGT, span, zero, ""), cnt, zero, "");
 }
 
+/* After a prange loop of n iterations from s64 by st64 run elsewhere (a team, a kernel): its variable holds its
+ * last value, as after range (and is assigned if the loop ran). */
+void cg_prange_last_value(Cg *cg, const IrNode *s, LLVMValueRef s64, LLVMValueRef st64, LLVMValueRef n)
+{
+    const IrType *t = s->u.for_range.var->type;
+    LLVMValueRef one = cg_i64(cg, 1), zero = cg_i64(cg, 0);
+    LLVMValueRef last = LLVMBuildAdd(cg->b, s64, LLVMBuildMul(cg->b, LLVMBuildSub(cg->b, n, one, ""), st64, ""), "");
+    LLVMValueRef var_slot = cg->var_slots[s->u.for_range.var->id];
+    LLVMValueRef old = LLVMBuildLoad2(cg->b, cg_type(cg, t), var_slot, "");
+    LLVMValueRef ran = LLVMBuildICmp(cg->b, LLVMIntSGT, n, zero, "");
+    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, ran, LLVMBuildTruncOrBitCast(cg->b, last, cg_type(cg, t), ""), old, ""), var_slot);
+    if (s->u.for_range.var->maybe_unbound) {
+        LLVMValueRef flag = cg->bound_flags[s->u.for_range.var->id];
+        LLVMBuildStore(cg->b, LLVMBuildOr(cg->b, LLVMBuildLoad2(cg->b, cg->i1, flag, ""), ran, ""), flag);
+    }
+}
+
 /* for i in lk.prange(...): the iterations are split into chunks run by the team; each chunk has private
  * variables; the reduction variables start at their identity in each chunk and the chunks' partial results
  * are combined in chunk order after the loop; the loop variable ends at its last value, as after range. */
@@ -87,7 +104,7 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     IrFunc *f = cg->f;
     const IrType *t = s->u.for_range.var->type;
     IrBlock *body = (IrBlock *)&s->u.for_range.body;
-    LLVMValueRef one = cg_i64(cg, 1), zero = cg_i64(cg, 0), s64, st64;
+    LLVMValueRef s64, st64;
     LLVMValueRef n = cg_trip_count(cg, t, start, stop, step, &s64, &st64);
     /* partial results: slot c holds chunk c's values of every reduction variable (one buffer, one capture) */
     ChunkPartials parts = {s->u.for_range.reds, s->u.for_range.nreds};
@@ -122,16 +139,7 @@ void cg_prange(Cg *cg, const IrNode *s, LLVMValueRef start, LLVMValueRef stop, L
     LLVMValueRef nchunks = cg_outline_end(cg, &o, n, work);
     /* after the loop: each reduction variable combined with the chunks' partials, in chunk order */
     if (parts.nred) cg_loop_nest(cg, 1, &nchunks, combine_chunk, &parts, false);
-    /* the loop variable's last value */
-    LLVMValueRef last = LLVMBuildAdd(cg->b, s64, LLVMBuildMul(cg->b, LLVMBuildSub(cg->b, n, one, ""), st64, ""), "");
-    LLVMValueRef var_slot = cg->var_slots[s->u.for_range.var->id];
-    LLVMValueRef old = LLVMBuildLoad2(cg->b, cg_type(cg, t), var_slot, "");
-    LLVMValueRef ran = LLVMBuildICmp(cg->b, LLVMIntSGT, n, zero, "");
-    LLVMBuildStore(cg->b, LLVMBuildSelect(cg->b, ran, LLVMBuildTruncOrBitCast(cg->b, last, cg_type(cg, t), ""), old, ""), var_slot);
-    if (s->u.for_range.var->maybe_unbound) {
-        LLVMValueRef flag = cg->bound_flags[s->u.for_range.var->id];
-        LLVMBuildStore(cg->b, LLVMBuildOr(cg->b, LLVMBuildLoad2(cg->b, cg->i1, flag, ""), ran, ""), flag);
-    }
+    cg_prange_last_value(cg, s, s64, st64, n);
     LLVMBuildBr(cg->b, joined);
     LLVMPositionBuilderAtEnd(cg->b, joined);
 }
