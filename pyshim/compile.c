@@ -120,10 +120,10 @@ static LkSpec *compile_failed(RtArena *arena, IrType **types, char *typed_text, 
     return NULL;
 }
 
-LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
+/* The untyped function of d and the IrType of each of args (PyMem_Malloc'd), or NULL with a TypeError naming the
+ * wrong count or the parameter whose argument has no type lorikeet takes. */
+static IrType **arg_types(LkDispatcher *d, PyObject *args, const IrFunc **uf_out)
 {
-    LkCodeIo plain = {0};
-    if (!io) io = &plain;
     if (lk_ensure_untyped(d) < 0) return NULL;
     const IrFunc *uf = untyped_of(d->untyped);
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
@@ -138,6 +138,18 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
             PyMem_Free(types);
             return NULL;
         }
+    *uf_out = uf;
+    return types;
+}
+
+LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
+{
+    LkCodeIo plain = {0};
+    if (!io) io = &plain;
+    const IrFunc *uf;
+    IrType **types = arg_types(d, args, &uf);
+    if (!types) return NULL;
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     /* device arrays (keyed 'D') are for the gpu backend's code only */
     unsigned char akey[LK_KEY_MAX];
     bool device_arg = false;
@@ -218,20 +230,10 @@ PyObject *lk_cuda_source(PyObject *self, PyObject *args)
     PyObject *dobj, *call_args;
     if (!PyArg_ParseTuple(args, "OO!", &dobj, &PyTuple_Type, &call_args)) return NULL;
     LkDispatcher *d = (LkDispatcher *)dobj;
-    if (lk_ensure_untyped(d) < 0) return NULL;
-    const IrFunc *uf = untyped_of(d->untyped);
+    const IrFunc *uf;
+    IrType **types = arg_types(d, call_args, &uf);
+    if (!types) return NULL;
     Py_ssize_t nargs = PyTuple_GET_SIZE(call_args);
-    if (nargs != uf->nparams) {
-        PyErr_Format(PyExc_TypeError, "%s() takes %d positional argument%s but %zd %s given", uf->name, uf->nparams,
-                     uf->nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
-        return NULL;
-    }
-    IrType **types = PyMem_Calloc((size_t)(nargs ? nargs : 1), sizeof *types);
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (!(types[i] = lk_type_of_arg(PyTuple_GET_ITEM(call_args, i), uf->params[i]->name))) {
-            PyMem_Free(types);
-            return NULL;
-        }
     LkDiag diag = {0};
     RtArena *arena = rt_arena_new();
     TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee};
