@@ -3,7 +3,8 @@
 #   make demo     set up a fresh machine, build, run examples/ against NumPy
 #   make test     set up a fresh machine, build, run the test suite
 #   make test-gpu the suite on the gpu backend, where a GPU can be used
-#   make bench    set up (with numba), build, run the benchmark suite (make bench-quick: the short one)
+#   make bench    set up (with numba), build, run the benchmark suite and, where a GPU is, its gpu rows against
+#                 CuPy (make bench-quick: the short one)
 #   make asan     build with AddressSanitizer/UBSan into build-asan/ and run the tests under it
 
 PYTHON      ?= $(CURDIR)/.venv/bin/python
@@ -76,11 +77,15 @@ bench:
 	LK_WITH_NUMBA=1 bash scripts/setup.sh
 	$(MAKE) all
 	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --full
+	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks.gpu
+	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --report
 
 bench-quick:
 	LK_WITH_NUMBA=1 bash scripts/setup.sh
 	$(MAKE) all
 	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --quick
+	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks.gpu --quick
+	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --report
 
 # The layering rule of docs/ARCHITECTURE.md, checked: Python.h only in pyshim/ and frontend/, and no layer
 # includes a header of a layer to its left.

@@ -251,6 +251,46 @@ def workload_list():
     return "\n".join(out) + "\n"
 
 
+def _gpu_ms(rec, key):
+    if key in rec:
+        return f"{rec[key] * 1e3:.3f} ms"
+    err = rec.get(key.split("_")[0] + "_error")
+    return err or "—"
+
+
+def gpu_md_section(record):
+    """The gpu backend against CuPy, from one `python -m benchmarks.gpu` run: each workload's call time with
+    device-resident inputs and with NumPy inputs (copies included), lorikeet's / CuPy's ratio, the host time of a
+    one-kernel call, the first calls of new kernels (NVRTC included) and the copy bandwidth, all measured together."""
+    m, v = record["machine"], record.get("versions", {})
+    commit = v.get("lorikeet", {}).get("commit", "?")
+    out = [f"### gpu backend against CuPy: {', '.join(m.get('gpus', [])) or 'GPU'}, {m['cpu']} — "
+           f"{record['mode']} mode, {record['date']}", "",
+           f"- lorikeet {commit}, CuPy {record.get('cupy') or 'not installed'}; times are medians of the wall clock "
+           "of a call until its work is done (`python -m benchmarks.gpu`).", ""]
+    rows = []
+    for r in record.get("rows", []):
+        dev = ratio(r.get("lorikeet_device_s"), r.get("cupy_device_s"))
+        host = ratio(r.get("lorikeet_numpy_in_s"), r.get("cupy_numpy_in_s"))
+        tbs = f" ({r['lorikeet_device_tbs']:.2f} TB/s)" if "lorikeet_device_tbs" in r else ""
+        rows.append([r["workload"], _gpu_ms(r, "lorikeet_device_s") + tbs, _gpu_ms(r, "cupy_device_s"),
+                     dev, _gpu_ms(r, "lorikeet_numpy_in_s"), _gpu_ms(r, "cupy_numpy_in_s"), host])
+    out += md_table(["workload", "lorikeet, device arrays", "CuPy, device arrays", "ratio",
+                     "lorikeet, NumPy in/out", "CuPy, NumPy in/out", "ratio"], rows).splitlines()
+    launch, copies, first = record.get("launch", {}), record.get("copies", {}), record.get("first_calls_s", [])
+    out.append("")
+    if launch:
+        cupy_host = launch.get("cupy_elementwise_host_s")
+        out.append(f"- Host time of a call that launches one kernel: {launch['lorikeet_host_s'] * 1e6:.1f} µs"
+                   + (f" (CuPy's elementwise kernel: {cupy_host * 1e6:.1f} µs)" if cupy_host else ""))
+    if first:
+        out.append("- First calls of new kernels, NVRTC included: "
+                   + ", ".join(f"{t * 1e3:.0f} ms" for t in first) + " (the first in the process, then others)")
+    if copies:
+        out.append("- Copies, GB/s: " + ", ".join(f"{k.replace('_gbs', '')} {val:.1f}" for k, val in copies.items()))
+    return "\n".join(out) + "\n"
+
+
 def regenerate_docs(results_dir):
     """Rewrites docs/benchmarks.md (and its plots) from every non-partial results file, newest first."""
     records = []
@@ -262,6 +302,9 @@ def regenerate_docs(results_dir):
     records.sort(key=lambda rp: rp[0]["date"], reverse=True)
     sections = []
     for record, path in records:
+        if record.get("kind") == "gpu":
+            sections.append(gpu_md_section(record))
+            continue
         tag = os.path.splitext(os.path.basename(path))[0]
         sections.append(md_section(record, path, plot_all(record, tag)))
     body = [INTRO, workload_list(), BOUND, "## Results", ""]
