@@ -182,30 +182,6 @@ static IrVar *map_var(Copy *c, IrVar *v)
     return c->vars[v->id] = nv;
 }
 
-static IrVar **map_vars(Copy *c, IrVar **v, int n)
-{
-    IrVar **r = rt_arena_alloc(c->dst->arena, sizeof(IrVar *) * (size_t)(n > 0 ? n : 1));
-    for (int i = 0; i < n; i++) r[i] = map_var(c, v[i]);
-    return r;
-}
-
-static IrNode *copy(Copy *c, IrNode *n);
-
-static IrNode **copy_all(Copy *c, IrNode **v, int n)
-{
-    IrNode **r = ir_nodes(c->dst->arena, n);
-    for (int i = 0; i < n; i++) r[i] = copy(c, v[i]);
-    return r;
-}
-
-static void copy_combine(Copy *c, IrCombine *k)
-{
-    if (k->acc_param) k->acc_param = map_var(c, k->acc_param);
-    if (k->elem_param) k->elem_param = map_var(c, k->elem_param);
-    k->body = copy(c, k->body);
-    k->init = copy(c, k->init);
-}
-
 /* A substituted argument: a leaf is copied at each use, an expression (used once at most) moved. */
 static IrNode *use_arg(Copy *c, IrNode *arg, int id)
 {
@@ -218,94 +194,32 @@ static IrNode *use_arg(Copy *c, IrNode *arg, int id)
     return n;
 }
 
-static IrNode *copy(Copy *c, IrNode *n)
+/* ir_copy's hooks: a substituted parameter becomes its argument, the callee's variables the caller's new ones,
+ * and a copied node's position names the callee's file when the caller's is another */
+static IrNode *replace_param(const IrNode *n, void *env)
 {
-    if (!n) return NULL;
-    if (n->kind == IR_VAR && n->u.var.var->id < c->src->nvars && c->subst[n->u.var.var->id])
-        return use_arg(c, c->subst[n->u.var.var->id], n->u.var.var->id);
-    RtArena *a = c->dst->arena;
-    IrNode *r = ir_node(a, n->kind, n->pos);
-    *r = *n;
-    if (!r->pos.file && strcmp(c->src->file, c->dst->file) != 0) r->pos.file = c->src->file;
-    switch (n->kind) {
-    case IR_CONST: case IR_NAMEREF: case IR_LAMBDA: case IR_BREAK: case IR_CONTINUE: case IR_PASS:
-    case IR_KIND_COUNT:
-        break;
-    case IR_VAR: r->u.var.var = map_var(c, n->u.var.var); break;
-    case IR_BINOP: r->u.binop.lhs = copy(c, n->u.binop.lhs); r->u.binop.rhs = copy(c, n->u.binop.rhs); break;
-    case IR_UNOP: r->u.unop.operand = copy(c, n->u.unop.operand); break;
-    case IR_COMPARE:
-        r->u.compare.ops = rt_arena_dup(a, n->u.compare.ops, sizeof(IrCmpOp) * (size_t)n->u.compare.nops);
-        r->u.compare.operands = copy_all(c, n->u.compare.operands, n->u.compare.nops + 1);
-        break;
-    case IR_BOOLOP: r->u.boolop.values = copy_all(c, n->u.boolop.values, n->u.boolop.n); break;
-    case IR_IFEXP:
-        r->u.ifexp.cond = copy(c, n->u.ifexp.cond);
-        r->u.ifexp.then = copy(c, n->u.ifexp.then);
-        r->u.ifexp.orelse = copy(c, n->u.ifexp.orelse);
-        break;
-    case IR_CALL:
-        r->u.call.args = copy_all(c, n->u.call.args, n->u.call.nargs);
-        r->u.call.kwargs = copy_all(c, n->u.call.kwargs, n->u.call.nkw);
-        r->u.call.out = copy(c, n->u.call.out);
-        break;
-    case IR_INDEX:
-        r->u.index.base = copy(c, n->u.index.base);
-        r->u.index.items = copy_all(c, n->u.index.items, n->u.index.n);
-        break;
-    case IR_SLICE:
-        r->u.slice.start = copy(c, n->u.slice.start);
-        r->u.slice.stop = copy(c, n->u.slice.stop);
-        r->u.slice.step = copy(c, n->u.slice.step);
-        break;
-    case IR_ATTR: r->u.attr.value = copy(c, n->u.attr.value); break;
-    case IR_TUPLE: r->u.tuple.items = copy_all(c, n->u.tuple.items, n->u.tuple.n); break;
-    case IR_TUPLE_GET: r->u.tuple_get.tuple = copy(c, n->u.tuple_get.tuple); break;
-    case IR_COMPREHENSION:
-        r->u.comprehension.target = map_var(c, n->u.comprehension.target);
-        r->u.comprehension.iter = copy(c, n->u.comprehension.iter);
-        r->u.comprehension.elt = copy(c, n->u.comprehension.elt);
-        r->u.comprehension.cond = copy(c, n->u.comprehension.cond);
-        break;
-    case IR_CAST: r->u.cast.value = copy(c, n->u.cast.value); break;
-    case IR_MATH:
-        for (int i = 0; i < ir_math_arity(n->u.math.fn); i++) r->u.math.args[i] = copy(c, n->u.math.args[i]);
-        break;
-    case IR_ARRAY_DIM: r->u.array_dim.array = copy(c, n->u.array_dim.array); break;
-    case IR_ALLOC: r->u.alloc.dims = copy_all(c, n->u.alloc.dims, n->u.alloc.ndim); break;
-    case IR_MAP:
-        r->u.map.params = map_vars(c, n->u.map.params, n->u.map.nparams);
-        r->u.map.inputs = copy_all(c, n->u.map.inputs, n->u.map.ninputs);
-        r->u.map.body = copy(c, n->u.map.body);
-        r->u.map.out = copy(c, n->u.map.out);
-        break;
-    case IR_IMAP:
-        r->u.imap.idx = map_vars(c, n->u.imap.idx, n->u.imap.ndim);
-        r->u.imap.dims = copy_all(c, n->u.imap.dims, n->u.imap.ndim);
-        r->u.imap.body = copy(c, n->u.imap.body);
-        r->u.imap.out = copy(c, n->u.imap.out);
-        break;
-    case IR_REDUCE:
-        r->u.reduce.input = copy(c, n->u.reduce.input);
-        r->u.reduce.out = copy(c, n->u.reduce.out);
-        copy_combine(c, &r->u.reduce.combine);
-        break;
-    case IR_SCAN:
-        r->u.scan.input = copy(c, n->u.scan.input);
-        r->u.scan.out = copy(c, n->u.scan.out);
-        copy_combine(c, &r->u.scan.combine);
-        break;
-    case IR_BCAST_SHAPE: r->u.bcast_shape.args = copy_all(c, n->u.bcast_shape.args, n->u.bcast_shape.n); break;
-    case IR_ASSIGN:
-        r->u.assign.var = map_var(c, n->u.assign.var);
-        r->u.assign.value = copy(c, n->u.assign.value);
-        break;
-    /* only assignments and returns are copied (straight-line bodies); the rest keeps its fields */
-    case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE: case IR_FOR_RANGE: case IR_FOR_ITER: case IR_RETURN:
-    case IR_EXPR_STMT:
-        break;
-    }
-    return r;
+    Copy *c = env;
+    if (n->kind != IR_VAR) return NULL;
+    int id = n->u.var.var->id;
+    return id < c->src->nvars && c->subst[id] ? use_arg(c, c->subst[id], id) : NULL;
+}
+
+static IrVar *rename_var(IrVar *v, void *env)
+{
+    return map_var(env, v);
+}
+
+static void keep_file(const IrNode *from, IrNode *to, void *env)
+{
+    (void)from;
+    Copy *c = env;
+    if (!to->pos.file && strcmp(c->src->file, c->dst->file) != 0) to->pos.file = c->src->file;
+}
+
+static IrNode *copy(Copy *c, const IrNode *n)
+{
+    IrCopyHooks h = {.replace = replace_param, .map_var = rename_var, .after = keep_file, .env = c};
+    return ir_copy(c->dst->arena, n, &h);
 }
 
 /* ---------------- one call ---------------- */

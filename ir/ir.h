@@ -495,10 +495,19 @@ IrNode *ir_compare(RtArena *a, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r); /* 
 IrNode *ir_tuple_get(RtArena *a, IrPos pos, IrNode *tuple, int k); /* tuple[k], typed when tuple is */
 /* A call of intrinsic k with args[nargs] (copied) and result type t. */
 IrNode *ir_intrinsic_call(RtArena *a, IrPos pos, IrIntrinsic k, IrNode *const *args, int nargs, IrType *t);
-/* copy.c: a deep copy of n (for a statement, its blocks too) in a: new nodes, the same variables and types.
- * fn, when not NULL, is called on each original node and its copy, after the copy's children are made. */
-typedef void (*IrCopyFn)(const IrNode *from, IrNode *to, void *env);
-IrNode *ir_copy(RtArena *a, const IrNode *n, IrCopyFn fn, void *env);
+/* copy.c: a deep copy of n (for a statement, its blocks too) in a: new nodes, the same types. hooks may be NULL;
+ * each of its members may be NULL:
+ *  replace(n, env): a node to use instead of copying n (a callee's parameter replaced by the argument), or NULL;
+ *  map_var(v, env): the variable the copy names wherever n names v (renaming a callee's variables); unmapped,
+ *                   the copy names the same variables as n;
+ *  after(from, to, env): called on each original node and its copy, after the copy's children are made. */
+typedef struct IrCopyHooks {
+    IrNode *(*replace)(const IrNode *n, void *env);
+    IrVar *(*map_var)(IrVar *v, void *env);
+    void (*after)(const IrNode *from, IrNode *to, void *env);
+    void *env;
+} IrCopyHooks;
+IrNode *ir_copy(RtArena *a, const IrNode *n, const IrCopyHooks *hooks);
 bool ir_is_statement(IrKind k);
 const char *ir_kind_name(IrKind k);
 

@@ -87,7 +87,7 @@ static IrNode *atom(Test *t, const IrNode *a)
 {
     if (a == t->own_start) a = t->start;
     else if (a == t->own_stop) a = t->stop;
-    return ir_copy(t->a, a, NULL, NULL);
+    return ir_copy(t->a, a, NULL);
 }
 
 /* konst + sum coef * atom as int64 IR, the terms with a positive coefficient first (it reads `n - 1`) */
@@ -151,7 +151,7 @@ static IrNode *bounds_test(Test *t, const IrBoundsPlan *plan)
         if (below_own_shape(c)) continue;
         IrNode *dim = ir_node(t->a, IR_ARRAY_DIM, t->pos);
         dim->type = i64();
-        dim->u.array_dim.array = ir_copy(t->a, c->array, NULL, NULL);
+        dim->u.array_dim.array = ir_copy(t->a, c->array, NULL);
         dim->u.array_dim.axis = c->axis;
         term(t, IR_CMP_LT, form(t, &c->hi), dim);
     }
@@ -213,7 +213,7 @@ static void version_loop(Pass *p, IrNode *s, IrBlock *out)
     t.start = s->u.for_range.start;
     t.stop = s->u.for_range.stop;
     IrNode *test = bounds_test(&t, plan);
-    IrNode *copy = ir_copy(a, s, mark_copy, (void *)plan);
+    IrNode *copy = ir_copy(a, s, &(IrCopyHooks){.after = mark_copy, .env = (void *)plan});
     p->around[p->depth++] = plan;
     if (!test) { /* for i in range(len(x)): x[i] needs no test, and no second copy */
         ir_block_push(a, out, copy);
