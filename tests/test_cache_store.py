@@ -626,3 +626,36 @@ def test_the_log_has_one_line_per_event(root, records, monkeypatch, capsys):
     assert [line.split()[2].split("(")[0] for line in lines] == ["miss", "write", "hit", "miss"]
     assert "miss(absent)" in lines[0] and "tests.f (float64[::1],)" in lines[0] and digest[:16] in lines[0]
     assert "miss(damaged: checksum)" in lines[3]
+
+
+def run_cli(*args, env):
+    return subprocess.run([sys.executable, "-m", "lorikeet", *args], env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_the_cache_command_shows_and_clears_only_our_entries(tmp_path, root, records):
+    s = _cache.store()
+    for name, gen in (("f", GEN), ("g", GEN), ("h", "gpu-sm90-nvrtc13.0-lk0+0000")):
+        digest, preimage = key(name)
+        assert s.save(digest, preimage, gen, records)
+    ro = tmp_path / "ro"
+    os.rename(root, ro)  # becomes a read-only layer, and `root` is filled again
+    s = fresh_store()
+    for name in ("f", "g"):
+        assert s.save(*key(name), GEN, records)
+    stray = os.path.join(root, "v1", GEN, "keep-me.txt")
+    plant(stray, b"not ours")
+    env = dict(os.environ, PYTHONPATH=PYSHIM, LORIKEET_CACHE_DIR=root, LORIKEET_CACHE_PATH=str(ro))
+    out = run_cli("cache", env=env)
+    assert out.returncode == 0, out.stderr
+    assert f"{root} (writable): 2 entries" in out.stdout and f"{ro} (read-only): 3 entries" in out.stdout
+    assert f"{GEN}: 2 entries" in out.stdout and "gpu-sm90-nvrtc13.0-lk0+0000: 1 entry" in out.stdout
+    out = run_cli("cache", "clear", env=env)
+    assert out.returncode == 0 and "removed 2 entries" in out.stdout, out.stderr
+    assert os.path.exists(os.path.join(root, "v1", "CACHEDIR.TAG"))
+    assert len([f for d, _, fs in os.walk(ro) for f in fs if f.endswith(".lkc")]) == 3  # read-only: untouched
+    assert os.path.exists(stray)
+    out = run_cli("cache", env=env)
+    assert f"{root} (writable): 0 entries" in out.stdout
+    out = run_cli("cache", env=dict(env, LORIKEET_CACHE="0"))
+    assert "off (LORIKEET_CACHE=0)" in out.stdout and "(read-only): 3 entries" in out.stdout
