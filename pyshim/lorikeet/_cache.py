@@ -523,10 +523,13 @@ class Store:
             self._written += nbytes
             if self._stamp is None:
                 self._stamp = self._read_stamp()
-            last, size = self._stamp
-            if time.time() - last < PRUNE_INTERVAL and size + self._written <= self.cap:
+            if not self._due(self._stamp):
                 return
-        self.prune()
+        self.prune(if_due=True)
+
+    def _due(self, stamp):
+        last, size = stamp
+        return time.time() - last >= PRUNE_INTERVAL or size + self._written > self.cap
 
     def _read_stamp(self):
         path = os.path.join(self.writer.base, ".prune")
@@ -540,7 +543,8 @@ class Store:
         except (OSError, ValueError):
             return 0.0, 0
 
-    def _write_stamp(self, size):
+    def _write_stamp(self, size, now):
+        """Records a pass that left size bytes; returns the stamp as a later _read_stamp will see it."""
         base = self.writer.base
         tmp = os.path.join(base, "tmp", f"prune.{os.getpid()}.{secrets.token_hex(6)}.tmp")
         try:
@@ -549,17 +553,20 @@ class Store:
                 os.write(fd, str(size).encode())
             finally:
                 os.close(fd)
+            os.utime(tmp, (now, now))
             os.replace(tmp, os.path.join(base, ".prune"))
         except OSError:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+        return now, size
 
-    def prune(self, cap=None):
+    def prune(self, cap=None, if_due=False):
         """One eviction pass over the writable folder, under a non-blocking lock (another process pruning: skip):
         temporary files older than TMP_AGE go, and if the entries are over the cap, the least recently used
-        ones go until they are at PRUNE_TO of it. Returns (entries removed, bytes left), or None if skipped."""
+        ones go until they are at PRUNE_TO of it. Returns (entries removed, bytes left), or None if skipped.
+        if_due: skip it too if, once the lock is held, another process's pass turns out to have made it needless."""
         try:
             import fcntl
         except ImportError:  # no flock: no eviction, rather than an eviction two processes run at once
@@ -582,6 +589,13 @@ class Store:
                 if self._log:
                     _log_line("skip(eviction: another process is evicting)")
                 return None
+            if if_due:
+                stamp = self._read_stamp()
+                with self._mutex:
+                    if stamp[0] > self._stamp[0]:  # a pass ran since we read the stamp; it counted our entries
+                        self._stamp, self._written = stamp, 0
+                    if not self._due(self._stamp):
+                        return None
             now = time.time()
             removed = self._remove_orphans(now)
             entries = sorted(self.entries())
@@ -599,9 +613,9 @@ class Store:
                         continue
                     total -= size
                     removed += 1
-            self._write_stamp(total)
+            stamp = self._write_stamp(total, now)
             with self._mutex:
-                self._stamp, self._written = (now, total), 0
+                self._stamp, self._written = stamp, 0
             if self._log:
                 ms = (time.perf_counter() - t0) * 1e3
                 _log_line(f"evict removed={removed} left={total} bytes cap={cap} {ms:.2f} ms")
