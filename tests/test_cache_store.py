@@ -121,7 +121,8 @@ def test_caller_bugs_raise_instead_of_touching_the_disk(root):
     digest, preimage = key("f")
     s = _cache.store()
     with pytest.raises(ValueError):
-        s.load(digest, preimage + b"x", GEN)  # digest of another preimage
+        s.save(digest, preimage + b"x", GEN, {"obj": b"x"})  # digest of another preimage
+    assert s.load(digest, preimage + b"x", GEN) is None
     with pytest.raises(ValueError):
         s.load(digest.upper(), preimage, GEN)
     for gen in ("../escape", "a/b", ".hidden", "tmp", ""):
@@ -130,6 +131,19 @@ def test_caller_bugs_raise_instead_of_touching_the_disk(root):
     with pytest.raises(ValueError):
         s.save(digest, preimage, GEN, {"../obj": b"x"})
     assert not os.path.exists(os.path.join(root, "escape"))
+
+
+def test_a_hit_does_not_load_openssl(root):
+    """hashlib (and secrets, through hmac) load OpenSSL: ~3 ms at a process's first hit, the whole budget."""
+    code = ("import sys, lorikeet._cache as c\n"
+            "from _sha256 import sha256\n"
+            "p = b'key'; d = sha256(p).hexdigest(); s = c.store()\n"
+            "assert s.save(d, p, 'gen', {'obj': b'x' * 5000}) and s.load(d, p, 'gen')\n"
+            "print(sorted(m for m in ('_hashlib', 'hashlib', 'hmac', 'secrets') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYSHIM), capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 # ---- damage ----

@@ -41,16 +41,22 @@ same way. The invariant this relies on: the writable folder is private (0700), s
 anything below it.
 """
 import errno
-import hashlib
 import os
 import re
-import secrets
 import stat
 import struct
 import sys
 import threading
 import time
 import warnings
+
+try:  # CPython's own SHA-256 (3 us/KB here): hashlib (and secrets, through hmac) would load OpenSSL, ~3 ms at the
+    from _sha256 import sha256  # first hit of every process, the whole budget of a hit
+except ImportError:
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 FORMAT_VERSION = 1
 MAGIC = b"LKCACHE\0"
@@ -284,12 +290,14 @@ def _log_line(text):
         pass
 
 
-def _check_key(digest, preimage, generation):
+def _check_key(digest, preimage, generation, hashed=False):
+    """hashed: check that digest is the preimage's (on save: an entry filed under another key's name would never
+    be found; a load compares the stored preimage anyway)."""
     if not isinstance(digest, str) or not _DIGEST.match(digest):
         raise ValueError(f"cache digest {digest!r} is not 64 lowercase hex digits")
     if not isinstance(preimage, (bytes, bytearray, memoryview)):
         raise TypeError(f"cache preimage must be bytes, not {type(preimage).__name__}")
-    if hashlib.sha256(preimage).hexdigest() != digest:
+    if hashed and sha256(preimage).hexdigest() != digest:
         raise ValueError("cache digest is not the SHA-256 of the preimage")
     if not isinstance(generation, str) or not _GENERATION.match(generation) or generation == "tmp":
         raise ValueError(f"cache generation {generation!r} must match [A-Za-z0-9._+,=-]{{1,160}}, not start "
@@ -307,7 +315,7 @@ def encode(preimage, records):
             raise TypeError(f"cache record {kind!r} must be bytes, not {type(data).__name__}")
         parts += [_KIND_HEAD.pack(len(kind)), kind.encode(), _LEN.pack(len(data)), bytes(data)]
     body = b"".join(parts)
-    return body + hashlib.sha256(body).digest()
+    return body + sha256(body).digest()
 
 
 def decode(data, preimage):
@@ -322,7 +330,7 @@ def decode(data, preimage):
         return None, (f"format version {version}", False)
     view = memoryview(data)
     end = len(data) - _TRAILER
-    if hashlib.sha256(view[:end]).digest() != view[end:]:
+    if sha256(view[:end]).digest() != view[end:]:
         return None, ("damaged: checksum", True)
     pos = _HEAD.size + plen
     # a checksum that holds says a lorikeet wrote this; the layout is still checked, as a writer may be buggy
@@ -452,7 +460,7 @@ class Store:
     # ---- writing ----
 
     def save(self, digest, preimage, generation, records, label=""):
-        _check_key(digest, preimage, generation)
+        _check_key(digest, preimage, generation, hashed=True)
         t0 = time.perf_counter()
         blob = encode(preimage, records)
         if self.writer is None or self._writes_off:
@@ -461,7 +469,7 @@ class Store:
             return self._skip(f"{len(blob)} bytes, over the cache's size", digest, label, t0)
         base = self.writer.base
         final = os.path.join(base, generation, digest[:2], digest + ".lkc")
-        tmp = os.path.join(base, "tmp", f"{digest[:16]}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(base, "tmp", f"{digest[:16]}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
         except OSError as e:
@@ -546,7 +554,7 @@ class Store:
     def _write_stamp(self, size, now):
         """Records a pass that left size bytes; returns the stamp as a later _read_stamp will see it."""
         base = self.writer.base
-        tmp = os.path.join(base, "tmp", f"prune.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(base, "tmp", f"prune.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
             try:
