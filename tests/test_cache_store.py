@@ -281,6 +281,18 @@ def test_a_read_only_folder_serves_hits_saves_nothing_and_warns_once(root, recor
             os.chmod(d, 0o700)
 
 
+def test_a_read_only_file_system_serves_hits_and_saves_nothing(root, records, monkeypatch):
+    """As a read-only mount looks (access(W_OK) fails with EROFS even for root): the folder is read, not written."""
+    digest, preimage, _ = saved_entry(root, records)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **k: False if mode & os.W_OK and str(p).startswith(root)
+                        else real_access(p, mode, **k))
+    s, caught = cache_warnings(fresh_store)
+    assert len(caught) == 1 and "not saved" in str(caught[0].message)
+    assert s.writer is None and s.load(digest, preimage, GEN) == records
+    assert not s.save(*key("g"), GEN, records)
+
+
 @pytest.mark.skipif(ROOT_USER, reason="root can create any folder")
 def test_an_unwritable_empty_folder_gives_memory_only(tmp_path, monkeypatch, root):
     os.mkdir(tmp_path / "locked", 0o500)
