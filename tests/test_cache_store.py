@@ -638,17 +638,30 @@ def test_a_writer_killed_mid_write_leaves_no_torn_entry(tmp_path, root):
 
 # ---- log and command line ----
 
-def test_the_log_has_one_line_per_event(root, records, monkeypatch, capsys):
-    monkeypatch.setenv("LORIKEET_CACHE_LOG", "1")
-    s = fresh_store()
+def test_last_reason_and_the_log(root, records, monkeypatch, capsys):
+    """The caller's log line gives last_reason(); LORIKEET_CACHE_LOG=2 adds the store's own line per event."""
     digest, preimage = key("f")
-    s.load(digest, preimage, GEN, label="tests.f (float64[::1],)")
-    s.save(digest, preimage, GEN, records)
-    s.load(digest, preimage, GEN)
-    with open(entry_path(root, digest), "r+b") as f:
-        f.truncate(os.path.getsize(entry_path(root, digest)) - 1)
-    s.load(digest, preimage, GEN)
-    lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("lorikeet cache: evict")]
+    path = entry_path(root, digest)
+
+    def events(s):
+        s.load(digest, preimage, GEN, label="tests.f (float64[::1],)")
+        reasons = [s.last_reason()]
+        s.save(digest, preimage, GEN, records)
+        reasons.append(s.last_reason())
+        s.load(digest, preimage, GEN)
+        reasons.append(s.last_reason())
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) - 1)
+        s.load(digest, preimage, GEN)
+        reasons.append(s.last_reason())
+        return reasons
+
+    monkeypatch.setenv("LORIKEET_CACHE_LOG", "1")
+    assert events(fresh_store()) == ["absent", "write", "hit", "damaged: checksum"]
+    assert [line for line in capsys.readouterr().err.splitlines() if "evict" not in line] == []
+    monkeypatch.setenv("LORIKEET_CACHE_LOG", "2")
+    events(fresh_store())
+    lines = [line for line in capsys.readouterr().err.splitlines() if "evict" not in line]
     assert [line.split()[2].split("(")[0] for line in lines] == ["miss", "write", "hit", "miss"]
     assert "miss(absent)" in lines[0] and "tests.f (float64[::1],)" in lines[0] and digest[:16] in lines[0]
     assert "miss(damaged: checksum)" in lines[3]

@@ -2,7 +2,10 @@
 full before a byte of it is handed back, so that nothing damaged, foreign or planted ever reaches LLVM or the CUDA
 driver. It stores bytes: what the key covers and what the records mean is the caller's business (the key's
 preimage and the wiring are in the dispatcher). It never raises for any state of the disk: every failure is a miss
-or a skipped write, told under LORIKEET_CACHE_LOG=1, and warned about once where the user has something to fix.
+or a skipped write (last_reason() says which), and is warned about once where the user has something to fix.
+LORIKEET_CACHE_LOG=1: the caller logs one line per compile-path event (it knows the function and signature), the
+store only its eviction passes and the folders it skips; LORIKEET_CACHE_LOG=2 adds the store's own line for every
+lookup and write.
 
 The interface (the dispatcher codes against these names):
 
@@ -17,8 +20,10 @@ The interface (the dispatcher codes against these names):
         user's file).
     Store.save(digest: str, preimage: bytes, generation: str, records: dict[str, bytes], label: str = "") -> bool
         Publishes the entry atomically (it replaces any entry at that path); False when nothing was written.
-    Store.note(event: str, digest: str, label: str = "")
-        One log line for an event the caller sees (e.g. 'miss(object rejected by LLVM)').
+    Store.last_reason() -> str
+        What the calling thread's last load or save found: 'hit', 'absent', 'damaged: checksum', 'another key's
+        entry', 'format version 2', 'a symbolic link', 'unsafe: ...', 'write', 'skip(...)': the reason the caller's
+        log line gives.
 A malformed argument (a digest that is not 64 lowercase hex or not the preimage's hash, a generation outside
 [A-Za-z0-9._+,=-]{1,160} or starting with '.', a record kind outside [a-z0-9_]{1,16}, a record that is not bytes)
 raises ValueError or TypeError: that is a bug of the caller, not a state of the disk.
@@ -229,7 +234,7 @@ def open_store(env=None, honour_off=True, keep_empty=False):
     usable folder (unless keep_empty: a Store with no folders then says why in .problems). The warnings it gives
     are given once per process."""
     env = os.environ if env is None else env
-    log = env.get("LORIKEET_CACHE_LOG", "") not in ("", "0")
+    log = {"": 0, "0": 0, "2": 2}.get(env.get("LORIKEET_CACHE_LOG", "").strip(), 1)
     if honour_off and env.get("LORIKEET_CACHE", "1").strip().lower() in ("0", "off", "false", "no"):
         if log:
             _log_line("off (LORIKEET_CACHE=0)")
@@ -378,13 +383,14 @@ def _write_all(fd, blob):
 class Store:
     """The cache folders of a process, in search order; at most one of them takes writes."""
 
-    def __init__(self, layers, cap, uid, log=False, problems=()):
+    def __init__(self, layers, cap, uid, log=0, problems=()):
         self.layers = list(layers)
         self.writer = next((layer for layer in self.layers if layer.writable), None)
         self.cap = cap
         self.problems = list(problems)  # (folder, why it is not used)
         self._uid = uid
-        self._log = log
+        self._log = log  # LORIKEET_CACHE_LOG's level
+        self._reason = threading.local()
         self._mutex = threading.Lock()
         self._writes_off = None  # why writes are off, once a write failed
         self._stamp = None  # (time, size) of the last eviction pass, as read from .prune
@@ -400,14 +406,19 @@ class Store:
         for layer in self.layers:
             records, why = self._read(layer, os.path.join(layer.base, rel), preimage)
             if records is not None:
-                if self._log:
+                self._reason.text = "hit"
+                if self._log >= 2:
                     self._event("hit", digest, label, t0, layer)
                 return records
             if why != "absent":
                 reason = why
-        if self._log:
+        self._reason.text = reason
+        if self._log >= 2:
             self._event(f"miss({reason})", digest, label, t0)
         return None
+
+    def last_reason(self):
+        return getattr(self._reason, "text", "")
 
     def _read(self, layer, path, preimage):
         try:
@@ -486,7 +497,8 @@ class Store:
             except OSError:
                 pass
             return self._write_failed(e, digest, label, t0)
-        if self._log:
+        self._reason.text = "write"
+        if self._log >= 2:
             self._event("write", digest, label, t0)
         self._after_write(len(blob))
         return True
@@ -518,7 +530,8 @@ class Store:
         return self._skip(f"write failed: {e.strerror}", digest, label, t0)
 
     def _skip(self, why, digest, label, t0):
-        if self._log:
+        self._reason.text = f"skip({why})"
+        if self._log >= 2:
             self._event(f"skip({why})", digest, label, t0)
         return False
 
@@ -594,7 +607,7 @@ class Store:
             except OSError:
                 with self._mutex:  # read what the other pass leaves, next time
                     self._stamp, self._written = None, 0
-                if self._log:
+                if self._log >= 2:
                     _log_line("skip(eviction: another process is evicting)")
                 return None
             if if_due:
@@ -703,10 +716,6 @@ class Store:
         return count, size
 
     # ---- log ----
-
-    def note(self, event, digest, label=""):
-        if self._log:
-            _log_line(f"{event} key={digest[:16]}{' ' + label if label else ''}")
 
     def _event(self, event, digest, label, t0, layer=None):
         ms = (time.perf_counter() - t0) * 1e3
