@@ -146,6 +146,15 @@ def test_a_hit_does_not_load_openssl(root):
     assert out.stdout.strip() == "[]"
 
 
+def test_both_sha256_give_the_same_trailer(monkeypatch):
+    """The store uses OpenSSL's SHA-256 when the process has loaded it, else CPython's: entries written either
+    way are read either way."""
+    data = random.Random(1).randbytes(70001)
+    assert _cache._digest(data) == hashlib.sha256(data).digest()
+    monkeypatch.delitem(sys.modules, "_hashlib")
+    assert _cache._digest(data) == hashlib.sha256(data).digest()
+
+
 # ---- damage ----
 
 def test_truncation_at_every_sixteenth_is_a_miss_and_the_file_is_removed(root, records):
