@@ -566,7 +566,8 @@ CHILD = textwrap.dedent('''
     GEN = "cpu-x86_64-test-llvm16.0.6-lk0+0000"
     def entry(i):
         pre = f"lorikeet-cache 1\\nfunction k{i}\\n".encode()
-        return hashlib.sha256(pre).hexdigest(), pre, {"obj": random.Random(i).randbytes(40000 + 9000 * (i % 12)), "meta": b"%d" % i}
+        obj = random.Random(i).randbytes(40000 + 9000 * (i % 12))
+        return hashlib.sha256(pre).hexdigest(), pre, {"obj": obj, "meta": b"%d" % i}
     keys = [entry(i) for i in range(12)]
     s = c.store()
     if mode == "slow":  # a writer that can be killed in the middle of a write

@@ -49,7 +49,8 @@ def run_cache(args):
     if not st.layers:
         print("no usable cache folder: compiled code is kept in memory only")
     else:
-        print(f"size limit: {human(st.cap)}" + (" (LORIKEET_CACHE_SIZE)" if os.environ.get("LORIKEET_CACHE_SIZE") else ""))
+        named = " (LORIKEET_CACHE_SIZE)" if os.environ.get("LORIKEET_CACHE_SIZE") else ""
+        print(f"size limit: {human(st.cap)}{named}")
         for layer in st.layers:
             found = st.entries(layer)
             total = sum(e[1] for e in found)

@@ -24,9 +24,9 @@ The interface (the dispatcher codes against these names):
         What the calling thread's last load or save found: 'hit', 'absent', 'damaged: checksum', 'another key's
         entry', 'format version 2', 'a symbolic link', 'unsafe: ...', 'write', 'skip(...)': the reason the caller's
         log line gives.
-A malformed argument (a digest that is not 64 lowercase hex or not the preimage's hash, a generation outside
-[A-Za-z0-9._+,=-]{1,160} or starting with '.', a record kind outside [a-z0-9_]{1,16}, a record that is not bytes)
-raises ValueError or TypeError: that is a bug of the caller, not a state of the disk.
+A malformed argument (a digest that is not 64 lowercase hex, or on save not the preimage's hash; a generation
+outside [A-Za-z0-9._+,=-]{1,160} or starting with '.'; a record kind outside [a-z0-9_]{1,16}; a record that is not
+bytes) raises ValueError or TypeError: that is a bug of the caller, not a state of the disk.
 
 Layout of a cache folder (its "root"):
     <root>/v1/                          this format; another format lives beside it and is never read
