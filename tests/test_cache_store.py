@@ -613,21 +613,34 @@ def test_processes_started_together_see_whole_entries_or_none(tmp_path, root):
 def test_a_writer_killed_mid_write_leaves_no_torn_entry(tmp_path, root):
     child = tmp_path / "child.py"
     child.write_text(CHILD)
-    p = subprocess.Popen([sys.executable, str(child), _cache.__file__, "slow", "0", "0", "0"],
-                         stdout=subprocess.PIPE, text=True)
     tmp = os.path.join(root, "v1", "tmp")
-    for line in p.stdout:
-        if line.startswith("published 10"):
+
+    def partial_entries():
+        found = []
+        for f in os.listdir(tmp):
+            try:
+                if f.endswith(".tmp") and os.path.getsize(os.path.join(tmp, f)) > 0:
+                    found.append(f)
+            except FileNotFoundError:  # renamed into place meanwhile
+                pass
+        return found
+
+    for attempt in range(3):  # the kill can fall between two entries (a few percent): then try again
+        p = subprocess.Popen([sys.executable, str(child), _cache.__file__, "slow", "0", "0", "0"],
+                             stdout=subprocess.PIPE, text=True)
+        for line in p.stdout:
+            if line.startswith("published 10"):
+                break
+        deadline = time.time() + 10
+        while not partial_entries() and time.time() < deadline:  # kill when a temporary file holds part of one
+            time.sleep(0.0005)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        p.stdout.close()
+        assert p.returncode == -signal.SIGKILL
+        orphans = [f for f in os.listdir(tmp) if f.endswith(".tmp")]
+        if orphans:
             break
-    deadline = time.time() + 10
-    while time.time() < deadline:  # kill when a temporary file has part of an entry
-        partial = [f for f in os.listdir(tmp) if f.endswith(".tmp") and os.path.getsize(os.path.join(tmp, f)) > 0]
-        if partial:
-            break
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait()
-    assert p.returncode == -signal.SIGKILL
-    orphans = [f for f in os.listdir(tmp) if f.endswith(".tmp")]
     assert orphans  # killed inside a write
     s = fresh_store()
     seen = 0
