@@ -12,7 +12,9 @@ import lorikeet as lk
 from helpers import J
 
 RNG = np.random.default_rng(16)
-ON_TEAM = os.environ.get("LORIKEET_BACKEND") == "openmp"  # the suite's openmp pass: loops cut into chunks
+# the suite's openmp pass (loops cut into chunks) and gpu pass (work items of threads and blocks, partial results
+# combined in order): a float16 reduction or scan that rounds at every step rounds in another grouping
+ON_TEAM = os.environ.get("LORIKEET_BACKEND") in ("openmp", "gpu")
 
 # the largest finite, the smallest subnormal (6e-8), the smallest normal and its neighbour, signed zeros, inf, nan,
 # values that round (1/3), integers

@@ -229,6 +229,86 @@ def test_a_pipeline_on_device_arrays_copies_nothing():
     assert lk.runtime.stats()["device_live_bytes"] <= s0["device_live_bytes"]
 
 
+def half_ops(a, b):
+    return a * b + a / (b + np.float16(3))
+
+
+def half_reductions(a):
+    return np.min(a), np.max(a), np.argmin(a), np.nanmax(a), np.sum(a), np.mean(a), np.cumsum(a[:500])
+
+
+def half_elements(a):
+    b = a * np.float16(2)
+    b[0] = 0.1  # a host write into device memory, rounded to float16
+    return b[3] + b[-1], b  # host reads of float16 device elements
+
+
+def _bits(x):
+    return np.asarray(x, np.float16).view(np.uint16)
+
+
+@needs_gpu
+def test_float16_device_arrays_give_numpys_bits():
+    """float16 is stored as 16 bits and computed in float32, each operation rounded once, as NumPy: on device
+    arrays the results are float16 device arrays (CAI typestr '<f2', DLPack float of 16 bits), on NumPy arrays
+    NumPy float16 arrays, and the bits are NumPy's."""
+    rng = np.random.default_rng(16)
+    a = rng.uniform(-100, 100, 10_001).astype(np.float16)
+    b = rng.uniform(0, 4, 10_001).astype(np.float16)
+    with np.errstate(all="ignore"):
+        want = half_ops(a, b)
+    da, db = lk.to_device(a), lk.to_device(b)
+    assert da.dtype == np.float16 and da.__cuda_array_interface__["typestr"] == "<f2"
+    r = gpu(half_ops)(da, db)
+    assert isinstance(r, lk.DeviceArray) and r.dtype == np.float16 and r.shape == a.shape
+    assert r.__cuda_array_interface__["typestr"] == "<f2"
+    np.testing.assert_array_equal(_bits(r.copy_to_host()), _bits(want))
+    seen = lk._lorikeet._device_view(_OnlyDLPack(r))  # through DLPack alone: kFloat, 16 bits
+    assert seen[0] == r.ptr and seen[1] == np.float16 and seen[2] == a.shape
+    h = gpu(half_ops)(a, b)
+    assert isinstance(h, np.ndarray) and h.dtype == np.float16
+    np.testing.assert_array_equal(_bits(h), _bits(want))
+
+
+@needs_gpu
+def test_float16_reductions_and_element_access_on_the_device():
+    rng = np.random.default_rng(17)
+    a = rng.uniform(0, 1, 100_003).astype(np.float16)
+    a[[5, 70_000]] = np.nan
+    for x in (a, lk.to_device(a)):
+        got, want = gpu(half_reductions)(x), half_reductions(a)
+        for g, w in zip(got[:4], want[:4]):  # extremes: exact, NaN propagating where NumPy's does
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_array_equal(g, w)
+    clean = np.where(np.isnan(a), np.float16(0.5), a)
+    got, want = gpu(half_reductions)(lk.to_device(clean)), half_reductions(clean)
+    for g, w in zip(got[4:6], want[4:6]):  # sum and mean accumulate in float32, as NumPy's: within one ulp
+        assert type(g) is np.float16
+        assert abs(float(g) - float(w)) <= float(np.spacing(w))
+    scan = got[6].copy_to_host()  # each step rounds to float16: within the bound of per-step rounding
+    exact = np.cumsum(clean[:500].astype(np.float64))
+    assert scan.dtype == np.float16
+    assert (np.abs(scan.astype(np.float64) - exact) <= np.arange(1, 501) * 2.0 ** -11 * exact).all()
+    x = rng.uniform(-4, 4, 50).astype(np.float16)
+    s, b = gpu(half_elements)(lk.to_device(x))
+    ws, wb = half_elements(x.copy())
+    assert type(s) is np.float16 and _bits(s) == _bits(ws)
+    np.testing.assert_array_equal(_bits(b.copy_to_host()), _bits(wb))
+
+
+class _OnlyDLPack:
+    """An array that offers DLPack alone, to reach lorikeet's DLPack import."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
 @needs_gpu
 def test_views_of_device_arguments_stay_views():
     def tail(a):

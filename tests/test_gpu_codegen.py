@@ -82,7 +82,7 @@ def check_compiles(sources):
 
 # (function name, what the CompileError says): the refusals expected of the recorded corpus.
 EXPECTED_REFUSALS = {}
-CORPUS_FILES = ["tests/test_language.py", "tests/test_scalar_semantics.py", "tests/test_fusion.py"]
+CORPUS_FILES = ["tests/test_language.py", "tests/test_scalar_semantics.py", "tests/test_fusion.py", "tests/test_float16.py"]
 
 
 @pytest.fixture(scope="module")
@@ -231,15 +231,15 @@ def fused_where(a, b):
 RNG = np.random.default_rng(3)
 F64 = RNG.random(12) - 0.3
 M64 = RNG.random((4, 6)) - 0.3
-DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32,
+DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float16, np.float32,
           np.float64, np.bool_]
 
 OWN = [(f, (F64.astype(dt),)) for dt in DTYPES for f in (red_sum, red_prod, red_min, red_max, red_argmin, red_argmax,
                                                          red_any, red_all, red_mean)]
-OWN += [(f, (F64.astype(dt),)) for dt in (np.float32, np.float64) for f in (red_nanmin, red_nanmax)]
-OWN += [(f, (F64.astype(dt),)) for dt in (np.int64, np.float64, np.float32) for f in (red_fn, red_fn_init, scan_sum,
-                                                                                      scan_fn)]
-OWN += [(f, (M64.astype(dt),)) for dt in (np.int32, np.float64, np.float32)
+OWN += [(f, (F64.astype(dt),)) for dt in (np.float16, np.float32, np.float64) for f in (red_nanmin, red_nanmax)]
+OWN += [(f, (F64.astype(dt),)) for dt in (np.int64, np.float64, np.float32, np.float16) for f in (red_fn, red_fn_init,
+                                                                                                  scan_sum, scan_fn)]
+OWN += [(f, (M64.astype(dt),)) for dt in (np.int32, np.float64, np.float32, np.float16)
         for f in (axis_sum, axis_max, axis_arg, axis_fn, scan_axis)]
 OWN += [
     (prange_plain, (M64, np.zeros_like(M64))),
@@ -251,6 +251,10 @@ OWN += [
     (map_callee, (F64,)),
     (map_views, (M64.astype(np.float32),)),
     (map_f32, tuple(RNG.random(8, dtype=np.float32) for _ in range(3))),
+    (map_f32, tuple(RNG.random(8).astype(np.float16) for _ in range(3))),
+    (prange_reductions, (F64.astype(np.float16),)),
+    (map_casts, (F64.astype(np.float16),)),
+    (fused_where, (F64.astype(np.float16), F64[::-1].astype(np.float16))),
     (map_casts, (F64,)),
     (map_tuple_callee, (F64,)),
     (matmul, (M64, M64.T.copy())),
@@ -320,6 +324,15 @@ def test_a_float32_map_computes_in_float32():
     k = kernel(src, 0)
     assert "f32" in k
     assert "f64" not in k and "double" not in k and "LK_D(" not in k
+
+
+def test_a_float16_map_moves_16_bits_and_computes_in_float32_with_no_header():
+    src = lk.jit(map_f32).inspect_cuda(*(RNG.random(8).astype(np.float16) for _ in range(3)))
+    k = kernel(src, 0)
+    assert "lk_h2f(*(const u16 *)(lk_in0 + lk_w * 2))" in k  # loaded as 16 bits, widened exactly
+    assert re.search(r"f32 t\d+ = lk_rh\(\(v\d+ \* v\d+\)\);", k)  # each operation rounded once
+    assert re.search(r"\*\(u16 \*\)\(lk_out \+ lk_w \* 2\) = lk_f2h\(", k)
+    assert "__half" not in src and not re.search(r"^\s*#\s*include", src, re.M) and "f64" not in k
 
 
 def test_a_math_function_of_float32_is_the_float32_one():

@@ -3,7 +3,9 @@ by gpu_emulate.py (block threads as host threads, barriers, shuffles through mem
 with the parameter block filled as kernel_abi.h says, against the cpu backend and NumPy. The scalar rules of
 ir.h elementwise, the lowest failing work item's error, reductions of every op and dtype over several blocks
 (partials, the last block's combine, the ticket left zero), prange reductions, axis reductions, scans, index
-maps and a prange whose body loops and calls a device function."""
+maps and a prange whose body loops and calls a device function; and float16 (NumPy's bits: 16 bits in memory,
+float32 arithmetic rounded once per operation by the preamble's own conversions) in maps, casts, reductions,
+scans and a prange."""
 import math
 
 import numpy as np
@@ -130,6 +132,9 @@ def sample(dtype, n, rng):
 REDUCTION_CASES = [(fn, dt) for fn in (r_sum, r_prod, r_min, r_max, r_argmin, r_argmax, r_nanmin, r_nanmax, r_any, r_all)
                    for dt in (np.int8, np.int64, np.uint64, np.float32, np.float64, np.bool_)
                    if fn not in (r_nanmin, r_nanmax) or np.dtype(dt).kind == "f"]
+# float16: the extremes reduce float16 values (exact), sum accumulates in float32 as NumPy's does (the host rounds
+# the kernel's float32 result); prod of a thousand float16 values only over- or underflows
+REDUCTION_CASES += [(fn, np.float16) for fn in (r_sum, r_min, r_max, r_argmin, r_argmax, r_nanmin, r_nanmax, r_any)]
 
 
 @pytest.mark.parametrize("fn,dtype", REDUCTION_CASES, ids=[f"{f.__name__}-{np.dtype(d).name}" for f, d in REDUCTION_CASES])
@@ -143,6 +148,12 @@ def test_a_reduction_over_blocks_is_the_cpu_s(fn, dtype):
         assert err is None
         if fn in (r_argmin, r_argmax):
             assert res[0] == want, (n, grid, block)
+        elif dtype == np.float16 and fn is not r_any:
+            got = np.float16(as_float(res[0]))  # the kernel's value (float32 for sum), rounded as the host does
+            if fn is r_sum:  # float32 sums in another order: the same float16, or its neighbour
+                assert (np.isnan(got) and np.isnan(want)) or abs(float(got) - float(want)) <= float(np.spacing(abs(want)))
+            else:
+                assert bits_equal(got, want), (fn.__name__, n, grid, block, got, want)
         elif isinstance(want, (float, np.floating)):
             got = as_float(res[0])
             assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-5 if dtype == np.float32 else 1e-12)
@@ -262,3 +273,139 @@ def test_an_index_map_unravels_its_work_items_in_c_order():
     _, err = mod.launch(0, fill, grid=1, block=32)
     assert err is None
     np.testing.assert_array_equal(out, lk.jit(grid_of)(3, 5))
+
+
+# ---------------------------------------------------------------- float16
+# Stored as 16 bits, computed in float32 and rounded to float16 once per operation (ir.h), with the preamble's own
+# conversions (the portable ones here, PTX's cvt on a device): NumPy's bits, and the cpu backend's.
+
+H_EDGE = np.array([0.0, -0.0, 1.0, -1.0, 65504.0, -65504.0, 6e-8, -6e-8, 2.0 ** -14, 2.0 ** -14 - 2.0 ** -24,
+                   np.inf, -np.inf, np.nan, 0.5, 1 / 3, 1000.0, 3.0, -2.5], np.float16)
+
+
+def h_pairs():
+    rng = np.random.default_rng(16)
+    a, b = np.repeat(H_EDGE, H_EDGE.size), np.tile(H_EDGE, H_EDGE.size)
+    return (np.concatenate([a, rng.uniform(-300, 300, 500).astype(np.float16)]),
+            np.concatenate([b, rng.uniform(-300, 300, 500).astype(np.float16)]))
+
+
+def h_add(a, b): return a + b
+def h_sub(a, b): return a - b
+def h_mul(a, b): return a * b
+def h_div(a, b): return a / b
+def h_floordiv(a, b): return a // b
+def h_mod(a, b): return a % b
+def h_minimum(a, b): return np.minimum(a, b)
+def h_maximum(a, b): return np.maximum(a, b)
+def h_fmin(a, b): return np.fmin(a, b)
+def h_fmax(a, b): return np.fmax(a, b)
+def h_copysign(a, b): return np.copysign(a, b)
+def h_compare(a, b): return a <= b
+def h_rounded_per_op(a, b): return lk.map(lambda x, y: x * y + x / y - np.sqrt(abs(x)) * np.floor(y), a, b)
+def h_mixed(a, b): return lk.map(lambda x, y: x * np.float32(1.0001) + y, a, b)  # float32, from exact values
+def h_widen(a, b): return lk.map(lambda x, y: np.float64(x) * 3.0 + y, a, b)   # float64
+
+
+H_MAPS = [h_add, h_sub, h_mul, h_div, h_floordiv, h_mod, h_minimum, h_maximum, h_fmin, h_fmax, h_copysign, h_compare,
+          h_rounded_per_op, h_mixed, h_widen]
+
+
+@pytest.mark.parametrize("fn", H_MAPS, ids=lambda f: f.__name__)
+def test_float16_maps_give_numpys_bits(fn):
+    a, b = h_pairs()
+    with np.errstate(all="ignore"):
+        want = fn(a, b) if fn not in (h_rounded_per_op, h_mixed, h_widen) else lk.jit(fn, backend="cpu")(a, b)
+        if fn is h_rounded_per_op:  # the same operations in NumPy, each rounded by its ufunc
+            assert bits_equal(want, a * b + a / b - np.sqrt(np.abs(a)) * np.floor(b))
+    mod = Module(lk.jit(fn).inspect_cuda(a, b))
+    assert len(mod.kernels) == 1 and len(mod.kernels[0].layout["in"]) == 2
+    out = np.zeros(a.size, dtype=want.dtype)
+    _, err = mod.launch(0, fill_map([a, b], out), grid=3, block=64)
+    assert err is None
+    assert bits_equal(out, want), fn.__name__
+
+
+def h_cast(x): return x.astype(np.float16)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.uint16, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_casts_to_float16_round_once_to_nearest_even(dtype):
+    """float64 rounds directly (not through float32); ties go to even; 65520 and above overflow to inf."""
+    if dtype == np.bool_:
+        x = np.array([True, False, True])
+    elif np.dtype(dtype).kind == "f":
+        special = np.array([2049.0, 2051.0, 65519.0, 65520.0, 1e6, 2.0 ** -25, 1.5 * 2.0 ** -25, 3 * 2.0 ** -26, -0.0,
+                            np.inf, -np.inf, np.nan, 1 + 2.0 ** -11 + 2.0 ** -40], np.float64)
+        spread = np.random.default_rng(5).standard_normal(3000) * 2.0 ** np.random.default_rng(6).integers(-28, 17, 3000)
+        x = np.concatenate([special, -special, spread]).astype(dtype)
+    else:
+        x = np.concatenate([np.array([0, 1, 2049, 2051, 65519, 65520, 65535]),
+                            np.random.default_rng(7).integers(0, 65535, 2000)]).astype(dtype)
+    mod = Module(lk.jit(h_cast).inspect_cuda(x))
+    out = np.zeros(x.size, dtype=np.float16)
+    _, err = mod.launch(0, fill_map([x], out), grid=2, block=64)
+    assert err is None
+    with np.errstate(over="ignore"):
+        assert bits_equal(out, x.astype(np.float16))
+
+
+def h_axis_max(a): return np.max(a, axis=1)
+def h_axis_argmin(a): return np.argmin(a, axis=0)
+
+
+@pytest.mark.parametrize("fn, out_shape, lines, exact", [(h_axis_max, lambda a: (a.shape[0],), None, True),
+                                                         (h_axis_argmin, lambda a: (a.shape[1],), None, True),
+                                                         (cumsum_all, lambda a: (a.size,), 1, False),
+                                                         (cumsum_axis1, lambda a: a.shape, lambda a: a.shape[0], False)])
+def test_float16_axis_reductions_and_scans(fn, out_shape, lines, exact):
+    """Extremes exactly; a float16 scan rounds at each step (NumPy's cumsum does too, in its order): within the
+    bound of that rounding, k steps of half an ulp of the running sum."""
+    a = np.random.default_rng(2).uniform(0, 1, (40, 50)).astype(np.float16)
+    a[2, 3] = a[4, 3] = np.float16(-1.0)  # a tie along axis 0
+    want = fn(a)
+    out = np.zeros(out_shape(a), dtype=want.dtype)
+    mod = Module(lk.jit(fn).inspect_cuda(a))
+    def fill(mod, slots, lay):
+        reduce_fill(a)(mod, slots, lay)
+        slots[lay["n"]] = out.size if lines is None else lines(a) if callable(lines) else lines
+        mod.keep.append(out)
+        slots[lay["out"]] = out.ctypes.data
+        slots[lay["out"] + 1:lay["out"] + 1 + out.ndim] = out.strides
+    _, err = mod.launch(len(mod.kernels) - 1, fill, grid=2, block=32)
+    assert err is None and out.dtype == want.dtype
+    if exact:
+        assert bits_equal(out, want)
+        return
+    wide = a.astype(np.float64)
+    exact_sums = np.cumsum(wide) if fn is cumsum_all else np.cumsum(wide, axis=1)
+    steps = np.arange(1, exact_sums.size + 1) if fn is cumsum_all else np.arange(1, a.shape[1] + 1)[None, :]
+    bound = steps * 2.0 ** -11 * np.abs(exact_sums)
+    assert (np.abs(out.astype(np.float64) - exact_sums) <= bound).all()
+    assert (np.abs(want.astype(np.float64) - exact_sums) <= bound).all()  # the bound holds NumPy's own result
+
+
+def h_prange(a):
+    s = np.float16(0.0)
+    m = np.float16(-100.0)
+    for i in lk.prange(len(a)):
+        s += a[i]
+        m = max(m, a[i])
+    return s, m
+
+
+def test_float16_prange_reductions_combine_over_blocks():
+    a = np.random.default_rng(1).uniform(0, 1, 3000).astype(np.float16)
+    mod = Module(lk.jit(h_prange).inspect_cuda(a))
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = len(a)
+        slots[lay["start"]], slots[lay["step"]] = 0, 1
+        for name, v in (("a", a), ("s", np.float16(0.0)), ("m", np.float16(-100.0)), ("i", 0)):
+            if name in lay["uses"]:
+                mod.value(slots, lay["uses"][name], v)
+    res, err = mod.launch(0, fill, grid=4, block=64)
+    assert err is None
+    s, m = np.float16(as_float(res[0])), np.float16(as_float(res[1]))
+    assert m == a.max()
+    exact = a.astype(np.float64).sum()  # each += rounds to float16, in per-thread and per-block order
+    assert abs(float(s) - exact) <= a.size * 2.0 ** -11 * exact

@@ -8,7 +8,9 @@
  *  - every subexpression that is not a constant or a variable is computed into a temporary `tN`, in the order
  *    ir.h states, so that C++'s unspecified order of operands never decides which error is raised;
  *  - variables are `v<id>`, with a flag `b<id>` where IrVar.maybe_unbound; bools are `bool` in registers and a
- *    0/1 byte in memory; an array is `lk_a<ndim>` {data, base, shape, strides (bytes)}; a tuple `lk_t<k>`;
+ *    0/1 byte in memory; a float16 is an `f32` holding a float16 value exactly in registers (every float16
+ *    result rounded by lk_rh) and its 16 bits in memory (cu_load, cu_store_at convert); an array is `lk_a<ndim>`
+ *    {data, base, shape, strides (bytes)}; a tuple `lk_t<k>`;
  *    None, slices, ranges, dtypes and functions as values are the empty `lk_none`;
  *  - every statement is emitted inside braces, so that the gotos of raise/break/continue only ever leave
  *    blocks (C++ forbids jumping past an initialised declaration into its scope);

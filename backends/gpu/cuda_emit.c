@@ -133,7 +133,6 @@ static void host_func(Collect *cl, IrFunc *f)
 
 bool gpu_collect_kernels(IrFunc *root, RtArena *a, GpuKernelLayout **kernels, int *n, LkDiag *diag)
 {
-    if (!gpu_refuse_unbuilt(root, diag)) return false;
     Collect cl = {.a = a, .diag = diag, .ok = true};
     /* which callees host code reaches (host code of a reached callee reaches more) */
     host_func(&cl, root);

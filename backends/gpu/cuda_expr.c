@@ -96,7 +96,7 @@ const char *cu_scalar(IrDtype dt)
     case IR_DT_UINT16: return "u16";
     case IR_DT_UINT32: return "u32";
     case IR_DT_UINT64: return "u64";
-    case IR_DT_FLOAT16: return "u16"; /* not emitted: gpu_refuse_unbuilt refuses float16 before (kernel_abi.c) */
+    case IR_DT_FLOAT16: return "f32"; /* a value; in memory u16 bits (cu_load, cu_store_at: cuda_preamble.c) */
     case IR_DT_FLOAT32: return "f32";
     case IR_DT_FLOAT64: return "f64";
     case IR_DT_COUNT: break;
@@ -172,8 +172,8 @@ static const char *int_literal(Cu *c, IrDtype dt, int64_t i)
 
 static const char *float_literal(Cu *c, IrDtype dt, double f)
 {
-    if (dt == IR_DT_FLOAT32) {
-        float x = (float)f;
+    if (dt == IR_DT_FLOAT32 || dt == IR_DT_FLOAT16) {
+        float x = dt == IR_DT_FLOAT16 ? rt_half_to_float(rt_half_from_double(f)) : (float)f;
         if (isfinite(x)) return cu_fmt(c, "%af", (double)x);
         uint32_t bits;
         memcpy(&bits, &x, 4);
@@ -213,8 +213,9 @@ static const char *float_to_int(Cu *c, const char *x, IrDtype from, IrDtype to)
         tmin = int_literal(c, to, 0);
         tmax = int_literal(c, to, -1);
     }
-    return cu_fmt(c, "lk_f2i<%s, %s>(%s, %s, %s, %s, %s)", cu_scalar(to), cu_scalar(from), x,
-                  float_literal(c, from, lo), float_literal(c, from, hi), tmin, tmax);
+    IrDtype ft = from == IR_DT_FLOAT16 ? IR_DT_FLOAT32 : from; /* a float16 value is an f32 */
+    return cu_fmt(c, "lk_f2i<%s, %s>(%s, %s, %s, %s, %s)", cu_scalar(to), cu_scalar(ft), x,
+                  float_literal(c, ft, lo), float_literal(c, ft, hi), tmin, tmax);
 }
 
 const char *cu_cast(Cu *c, const char *v, const IrType *from, const IrType *to)
@@ -224,6 +225,10 @@ const char *cu_cast(Cu *c, const char *v, const IrType *from, const IrType *to)
     if (a == b) return v;
     if (b == IR_DT_BOOL) return cu_truth(c, v, from);
     if (ir_dtype_is_float(a) && !ir_dtype_is_float(b)) return float_to_int(c, v, a, b);
+    if (b == IR_DT_FLOAT16) { /* rounded once from the value: float64 directly, an integer through f32 as on the cpu */
+        if (a == IR_DT_FLOAT64) return cu_fmt(c, "lk_rhd(%s)", v);
+        return a == IR_DT_BOOL ? cu_fmt(c, "((f32)%s)", v) : cu_fmt(c, "lk_rh((f32)%s)", v);
+    }
     return cu_fmt(c, "((%s)%s)", cu_scalar(b), v);
 }
 
@@ -270,10 +275,19 @@ static const char *wrap(Cu *c, IrDtype dt, const char *l, const char *op, const 
     return cu_fmt(c, "((%s)((%s)%s %s (%s)%s))", cu_scalar(dt), W, l, op, W, r);
 }
 
+static const char *binop_value(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, const char *l, const char *r);
+
+/* float16 operands are computed on as f32 and the result rounded once (ir.h); comparisons never reach here. */
 const char *cu_binop(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, const char *l, const char *r)
 {
-    bool fl = ir_dtype_is_float(dt), bl = dt == IR_DT_BOOL;
-    const char *T = cu_scalar(dt), *sfx = dt == IR_DT_FLOAT32 ? "f32" : "f64";
+    const char *v = binop_value(c, n, op, dt, l, r);
+    return v && dt == IR_DT_FLOAT16 ? cu_fmt(c, "lk_rh(%s)", v) : v;
+}
+
+static const char *binop_value(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, const char *l, const char *r)
+{
+    bool fl = ir_dtype_is_float(dt), bl = dt == IR_DT_BOOL, single = dt != IR_DT_FLOAT64;
+    const char *T = cu_scalar(dt), *sfx = single ? "f32" : "f64";
     switch (op) {
     case IR_OP_ADD:
         if (bl) return cu_fmt(c, "((bool)(%s ^ %s))", l, r);
@@ -288,7 +302,7 @@ const char *cu_binop(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, const char 
     case IR_OP_FLOORDIV: return fl ? cu_fmt(c, "lk_ffloordiv_%s(%s, %s)", sfx, l, r) : int_divmod(c, n, dt, l, r, false);
     case IR_OP_MOD: return fl ? cu_fmt(c, "lk_fmod_%s(%s, %s)", sfx, l, r) : int_divmod(c, n, dt, l, r, true);
     case IR_OP_POW:
-        if (fl) return cu_fmt(c, "%s(%s, %s)", dt == IR_DT_FLOAT32 ? "powf" : "pow", l, r);
+        if (fl) return cu_fmt(c, "%s(%s, %s)", single ? "powf" : "pow", l, r);
         return int_pow(c, n, dt, l, r);
     case IR_OP_LSHIFT:
         return cu_fmt(c, "lk_shl<%s, %s, %d>(%s, %s)", T, unsigned_of(dt), ir_dtype_bits(dt), l, r);
@@ -298,10 +312,12 @@ const char *cu_binop(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, const char 
     case IR_OP_BITOR: return cu_fmt(c, "((%s)(%s | %s))", T, l, r);
     case IR_OP_BITXOR: return cu_fmt(c, "((%s)(%s ^ %s))", T, l, r);
     case IR_OP_MIN:
+        if (dt == IR_DT_FLOAT16) return cu_fmt(c, "lk_minh(%s, %s)", l, r);
         if (fl) return cu_fmt(c, "lk_minnp<%s>(%s, %s)", T, l, r);
         if (bl) return cu_fmt(c, "((bool)(%s & %s))", l, r);
         return cu_fmt(c, "(%s <= %s ? %s : %s)", l, r, l, r);
     case IR_OP_MAX:
+        if (dt == IR_DT_FLOAT16) return cu_fmt(c, "lk_maxh(%s, %s)", l, r);
         if (fl) return cu_fmt(c, "lk_maxnp<%s>(%s, %s)", T, l, r);
         if (bl) return cu_fmt(c, "((bool)(%s | %s))", l, r);
         return cu_fmt(c, "(%s >= %s ? %s : %s)", l, r, l, r);
@@ -325,25 +341,29 @@ static const char *unop(Cu *c, const IrNode *n, const char *x)
         return cu_fmt(c, "((%s)~%s)", T, x);
     case IR_UOP_NOT: return cu_fmt(c, "(!%s)", x);
     case IR_UOP_ABS:
-        if (ir_dtype_is_float(dt)) return cu_fmt(c, "%s(%s)", dt == IR_DT_FLOAT32 ? "fabsf" : "fabs", x);
+        if (ir_dtype_is_float(dt)) return cu_fmt(c, "%s(%s)", dt == IR_DT_FLOAT64 ? "fabs" : "fabsf", x);
         if (!ir_dtype_is_signed(dt)) return x;
         return cu_fmt(c, "(%s < 0 ? %s : %s)", x, wrap(c, dt, "0", "-", x), x);
     }
     return x;
 }
 
+/* float16: the float32 function on the exact operands, rounded once; NumPy's own fmin/fmax (cpu: cg_math). */
 const char *cu_math(Cu *c, IrMathFn fn, IrDtype dt, const char *a0, const char *a1)
 {
-    bool f32 = dt == IR_DT_FLOAT32;
+    bool f32 = dt != IR_DT_FLOAT64, half = dt == IR_DT_FLOAT16;
     switch (fn) {
     case IR_MATH_ISNAN: return cu_fmt(c, "(%s != %s)", a0, a0);
     case IR_MATH_ISINF: return cu_fmt(c, "(%s(%s) == %s)", f32 ? "fabsf" : "fabs", a0, f32 ? "LK_INF32" : "LK_INF64");
     case IR_MATH_ISFINITE: return cu_fmt(c, "(%s(%s) < %s)", f32 ? "fabsf" : "fabs", a0, f32 ? "LK_INF32" : "LK_INF64");
+    case IR_MATH_FMIN: case IR_MATH_FMAX:
+        if (half) return cu_fmt(c, "%s(%s, %s)", fn == IR_MATH_FMIN ? "lk_fminh" : "lk_fmaxh", a0, a1);
+        break;
     default: break;
     }
     const char *name = ir_math_c_name(fn, f32);
-    if (ir_math_arity(fn) == 2) return cu_fmt(c, "%s(%s, %s)", name, a0, a1);
-    return cu_fmt(c, "%s(%s)", name, a0);
+    const char *v = ir_math_arity(fn) == 2 ? cu_fmt(c, "%s(%s, %s)", name, a0, a1) : cu_fmt(c, "%s(%s)", name, a0);
+    return half ? cu_fmt(c, "lk_rh(%s)", v) : v;
 }
 
 int cu_dev_index(const Cu *c, const IrFunc *f)
@@ -517,19 +537,21 @@ const char *cu_expr(Cu *c, const IrNode *n)
 const char *cu_load(Cu *c, IrDtype dt, const char *addr)
 {
     if (dt == IR_DT_BOOL) return cu_fmt(c, "(*(const u8 *)(%s) != 0)", addr);
+    if (dt == IR_DT_FLOAT16) return cu_fmt(c, "lk_h2f(*(const u16 *)(%s))", addr);
     return cu_fmt(c, "(*(const %s *)(%s))", cu_scalar(dt), addr);
 }
 
 void cu_store_at(Cu *c, IrDtype dt, const char *addr, const char *v)
 {
     if (dt == IR_DT_BOOL) cu_line(c, "*(u8 *)(%s) = (u8)(%s);", addr, v);
+    else if (dt == IR_DT_FLOAT16) cu_line(c, "*(u16 *)(%s) = lk_f2h(%s);", addr, v); /* exact: v is a float16 value */
     else cu_line(c, "*(%s *)(%s) = %s;", cu_scalar(dt), addr, v);
 }
 
 static const char *slot_value(Cu *c, const IrType *t, int slot)
 {
     if (ir_dtype_is_float(t->dtype)) {
-        if (t->dtype == IR_DT_FLOAT32) return cu_fmt(c, "((f32)__longlong_as_double(p.s[%d]))", slot);
+        if (t->dtype != IR_DT_FLOAT64) return cu_fmt(c, "((f32)__longlong_as_double(p.s[%d]))", slot);
         return cu_fmt(c, "__longlong_as_double(p.s[%d])", slot);
     }
     if (t->dtype == IR_DT_BOOL) return cu_fmt(c, "(p.s[%d] != 0)", slot);
@@ -564,7 +586,7 @@ const char *cu_from_slots(Cu *c, const IrType *t, int slot)
 
 const char *cu_to_slot(Cu *c, const char *v, const IrType *t)
 {
-    if (t->dtype == IR_DT_FLOAT32) return cu_fmt(c, "__double_as_longlong((f64)%s)", v);
+    if (t->dtype == IR_DT_FLOAT32 || t->dtype == IR_DT_FLOAT16) return cu_fmt(c, "__double_as_longlong((f64)%s)", v);
     if (t->dtype == IR_DT_FLOAT64) return cu_fmt(c, "__double_as_longlong(%s)", v);
     return cu_fmt(c, "((i64)%s)", v);
 }

@@ -41,6 +41,8 @@ static bool kernel_kind(const IrNode *n, GpuKernelKind *kind, const char *file, 
         return true;
     case IR_CALL:
         if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_MATMUL && n->u.call.out) {
+            /* typespec multiplies float16 in float32 (NumPy's way), so a float16 product never reaches here */
+            if (n->type->dtype == IR_DT_FLOAT16) return refuse(diag, n, file, "a float16 matrix product");
             *kind = GPU_K_MATMUL;
             return true;
         }
@@ -105,31 +107,5 @@ bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *L, c
         s += ir_abi_slots(r->uses[j]->type);
     }
     L->nslots = s;
-    return true;
-}
-
-static bool uses_float16(const IrType *t)
-{
-    if (!t) return false;
-    if (t->kind == IR_TY_TUPLE) {
-        for (int i = 0; i < t->nelems; i++)
-            if (uses_float16(t->elems[i])) return true;
-        return false;
-    }
-    return (t->kind == IR_TY_SCALAR || t->kind == IR_TY_ARRAY) && t->dtype == IR_DT_FLOAT16;
-}
-
-bool gpu_refuse_unbuilt(IrFunc *root, LkDiag *diag)
-{
-    for (int i = 0; i <= root->ncallees; i++) {
-        IrFunc *f = i == 0 ? root : root->callees[i - 1];
-        for (int v = 0; v < f->nvars; v++)
-            if (uses_float16(f->vars[v]->type)) {
-                lk_diag_set(diag, LK_ERR_COMPILE, f->file, f->line, 0,
-                            "the gpu backend cannot run float16 yet (%s uses it; the cpu and openmp backends can)",
-                            f->name);
-                return false;
-            }
-    }
     return true;
 }

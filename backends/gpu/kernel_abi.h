@@ -12,8 +12,8 @@
  *     extern "C" __global__ void __launch_bounds__(RT_GPU_BLOCK) lk_k<index>(struct { long long s[nslots]; } p)
  * taking one parameter block of int64 slots by value, laid out by gpu_kernel_layout() below, the same function
  * on both sides. Slots hold values in the encoding of ir_abi_slots (ir.h): an integer or bool widened to int64,
- * a float as the bits of a double (float32 widened), an array as data, base, shape[n], strides[n] (bytes), a
- * tuple as its elements' slots in order. Device arrays hold device addresses in data.
+ * a float as the bits of a double (float32 and float16 widened, exactly), an array as data, base, shape[n],
+ * strides[n] (bytes), a tuple as its elements' slots in order. Device arrays hold device addresses in data.
  *
  * Slots 0 and 1 are the runtime's (rt_gpu_launch fills them in):
  *   s[0]  the device error record: an RtError (runtime.h) followed by an unsigned 64-bit `order` (offset 40,
@@ -85,10 +85,6 @@ typedef struct GpuKernelLayout {
 /* The layout of region node's kernel (node->region set), allocated in arena; false with diag set when the node
  * is one the gpu backend cannot run yet (the message says what, naming the node's line). */
 bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *out, const char *file, LkDiag *diag);
-
-/* false with diag set (a CompileError naming the line) when f or a function it calls uses what the gpu backend
- * does not build yet: float16 values (issue 10's point 6 is built on cpu and openmp only). */
-bool gpu_refuse_unbuilt(IrFunc *root, LkDiag *diag);
 
 /* ---- the CUDA C emitter (cuda_*.c) ---- */
 /* The kernels of a compilation: every region of root and of the functions it calls, in a fixed order, each
