@@ -408,3 +408,38 @@ def test_inputs_are_restrict_only_where_nothing_the_kernel_writes_can_alias_them
     assert "const char *__restrict__ lk_in0" in fresh
     src = lk.jit(in_place).inspect_cuda(F64.copy(), F64)
     assert "const char *lk_in0" in src and "__restrict__ lk_in" not in src
+
+
+def two_products(a, b, c):
+    return (a @ b) @ c.T
+
+
+def test_a_matrix_product_is_the_tiled_kernel_with_its_element_traits():
+    src = lk.jit(two_products).inspect_cuda(M64, M64.T.copy(), M64)
+    assert src.count("__device__ __forceinline__ void lk_matmul_tiles(") == 1  # the template once per program
+    for i in (0, 1):
+        assert f"lk_matmul_tiles<lk_k{i}_mm>(" in kernel(src, i)
+        assert f"struct lk_k{i}_mm {{\n    typedef f64 acc;" in src
+    f32 = lk.jit(matmul).inspect_cuda(M64.astype(np.float32), M64.T.astype(np.float32))
+    assert "typedef f32 acc;" in f32 and "__shared__ A lk_as[16][65];" in f32
+
+
+@needs_nvrtc
+def test_the_tiled_product_compiles_with_nvrtc_for_every_element_type():
+    """The template instantiated with integer accumulators (the traits written here in the emitter's form: integer
+    products do not reach the matmul kernel yet, typespec lowers them to a fused map-reduce)."""
+    src = lk.jit(matmul).inspect_cuda(M64, M64.T.copy())
+    template = src[:src.index("struct lk_k0_mm")]
+    traits = {
+        "i32": "typedef u32 acc; static __device__ acc load(const char *p) { return (acc)(*(const i32 *)(p)); }",
+        "i64": "typedef u64 acc; static __device__ acc load(const char *p) { return (acc)(*(const i64 *)(p)); }",
+        "u8": "typedef u32 acc; static __device__ acc load(const char *p) { return (acc)(*(const u8 *)(p)); }",
+    }
+    extra = []
+    for name, head in traits.items():
+        extra.append(f"struct mm_{name} {{ {head}\n static __device__ acc mac(acc s, acc x, acc y) {{ return s + x * y; }}\n"
+                     f" static __device__ void store(char *p, acc s) {{ *({name} *)p = ({name})s; }} }};\n"
+                     f'extern "C" __global__ void t_{name}(const char *a, const char *b, char *c, i64 m, i64 n, i64 k)\n'
+                     f"{{ lk_matmul_tiles<mm_{name}>(a, k * sizeof({name}), sizeof({name}), b, n * sizeof({name}), "
+                     f"sizeof({name}), c, n * sizeof({name}), sizeof({name}), m, n, k); }}\n")
+    check_compiles([src, template + "".join(extra)])

@@ -262,3 +262,92 @@ def test_an_index_map_unravels_its_work_items_in_c_order():
     _, err = mod.launch(0, fill, grid=1, block=32)
     assert err is None
     np.testing.assert_array_equal(out, lk.jit(grid_of)(3, 5))
+
+
+# ---------------------------------------------------------------- the tiled matrix product (cuda_matmul.c)
+
+def matmul(a, b):
+    return a @ b
+
+
+TILE = 64
+MATMUL_MODULES = {}
+
+
+def matmul_module(dtype):
+    if dtype not in MATMUL_MODULES:
+        x = np.ones((2, 2), dtype=dtype)
+        MATMUL_MODULES[dtype] = Module(lk.jit(matmul).inspect_cuda(x, x))
+    return MATMUL_MODULES[dtype]
+
+
+def run_tiled(mod, a, b, grid=None, index=None):
+    """The product kernel over a grid of `grid` blocks (default: one per tile) of 256 threads: C as it left it."""
+    m, n = a.shape[0], b.shape[1]
+    out = np.full((m, n), 7, dtype=np.result_type(a, b))  # a stale value where the kernel fails to store
+    tiles = -(-m // TILE) * -(-n // TILE)
+    k = index if index is not None else next(i for i, kern in enumerate(mod.kernels) if kern.layout["arg"][0] >= 0)
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = tiles * 256
+        for i, x in enumerate((a, b, out)):
+            mod.array(slots, lay["arg"][i], x)
+    _, err = mod.launch(k, fill, grid=grid or max(tiles, 1), block=256)
+    assert err is None
+    return out
+
+
+def operand(rng, shape, dtype, form):
+    """An operand of `shape` in a layout: C order, a transposed view, a strided view, reversed rows."""
+    def draw(s):
+        if np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            return rng.integers(info.min, info.max, size=s, dtype=dtype, endpoint=True)
+        return (rng.random(s) - 0.5).astype(dtype)
+    if form == "C":
+        return draw(shape)
+    if form == "T":
+        return draw(shape[::-1]).T
+    if form == "strided":
+        return draw((2 * shape[0] + 1, 3 * shape[1]))[1::2, ::3]
+    return draw(shape)[::-1]
+
+
+SHAPES = [(1, 1, 1), (1, 5, 1), (3, 1, 4), (5, 7, 3), (65, 17, 1), (1, 20, 70), (70, 33, 130), (64, 64, 64),
+          (130, 100, 65), (4, 0, 3)]
+
+
+@pytest.mark.parametrize("m, k, n", SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_tiled_product_is_numpys_for_ragged_and_non_square_shapes(m, k, n, dtype):
+    rng = np.random.default_rng(m * 1000 + k * 10 + n)
+    a, b = operand(rng, (m, k), dtype, "C"), operand(rng, (k, n), dtype, "C")
+    got = run_tiled(matmul_module(dtype), a, b)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(got, a @ b, rtol=tol, atol=tol * max(k, 1))
+
+
+@pytest.mark.parametrize("form_a, form_b", [("T", "C"), ("C", "T"), ("T", "T"), ("strided", "C"), ("C", "strided"),
+                                            ("reversed", "T")])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_tiled_product_reads_views_through_their_strides(form_a, form_b, dtype):
+    rng = np.random.default_rng(5)
+    a, b = operand(rng, (67, 35), dtype, form_a), operand(rng, (35, 70), dtype, form_b)
+    got = run_tiled(matmul_module(dtype), a, b)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(got, a @ b, rtol=tol, atol=tol * 35)
+
+
+def test_a_grid_smaller_than_the_tiles_loops_over_them_with_the_same_result():
+    rng = np.random.default_rng(6)
+    a, b = rng.random((150, 40)), rng.random((40, 140))
+    mod = matmul_module(np.float64)
+    one_each = run_tiled(mod, a, b)
+    assert np.array_equal(run_tiled(mod, a, b, grid=2), one_each)  # each element sums in k order in one thread
+    np.testing.assert_allclose(one_each, a @ b, rtol=1e-12)
+
+
+def test_the_mnist_distance_product_q_at_p_T():
+    rng = np.random.default_rng(7)
+    q, p = rng.random((70, 784), dtype=np.float32), rng.random((90, 784), dtype=np.float32)
+    got = run_tiled(matmul_module(np.float32), q, p.T)
+    np.testing.assert_allclose(got, q @ p.T, rtol=2e-5)

@@ -39,7 +39,9 @@
  *                  per-element code takes its own copy of each: variables it assigns are private to a work item).
  * Work items: MAP, REDUCE_ALL: the elements of the space; IMAP: its index tuples in C order; REDUCE_AXIS: the
  * elements of out (each reduces one line of the space along the axis, in order); SCAN: the lines of out along
- * its axis (one for axis -1: the space flattened); PRANGE: the iterations; MATMUL: the elements of out.
+ * its axis (one for axis -1: the space flattened); PRANGE: the iterations; MATMUL: RT_GPU_BLOCK per square tile of
+ * GPU_MATMUL_TILE x GPU_MATMUL_TILE elements of out (a block per tile, cuda_matmul.c), launched only when cuBLAS
+ * did not take the product (runtime.h's rt_gpu_gemm).
  * Launch kinds: REDUCE_ALL and a PRANGE with reductions launch as RT_LAUNCH_REDUCE: each block reduces its work
  * items in order, writes its partial at GPU_PARTIALS_OFFSET + block * 16, and the last block to take a ticket
  * combines the partials in block order into the results (REDUCE_ALL: one; PRANGE: one per reduction, in
@@ -57,6 +59,7 @@
 #define GPU_ERROR_ORDER_OFFSET 40
 #define GPU_ERROR_LOCK_OFFSET 48
 #define GPU_ERROR_RECORD_BYTES 64
+#define GPU_MATMUL_TILE 64            /* the side of the tile of out that a matrix product's block computes */
 
 typedef enum {
     GPU_K_MAP,         /* an IR_MAP (with out, after ir_explicit_alloc) */

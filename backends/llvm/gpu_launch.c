@@ -255,6 +255,14 @@ static LLVMValueRef gpu_scan(Cg *cg, const IrNode *n, const GpuKernelLayout *L)
     return out;
 }
 
+/* ceil(x / d) for x >= 0 */
+static LLVMValueRef ceil_div(Cg *cg, LLVMValueRef x, int64_t d)
+{
+    return LLVMBuildSDiv(cg->b, LLVMBuildAdd(cg->b, x, cg_i64(cg, d - 1), ""), cg_i64(cg, d), "");
+}
+
+/* A float product goes to cuBLAS first (rt_gpu_gemm: it says whether it took it, runtime/cublas.c says when it
+ * does); the tiled kernel computes the rest, a block per GPU_MATMUL_TILE square of out (kernel_abi.h). */
 static LLVMValueRef gpu_matmul(Cg *cg, const IrNode *n, const GpuKernelLayout *L)
 {
     LLVMValueRef a = cg_expr(cg, n->u.call.args[0]), bm = cg_expr(cg, n->u.call.args[1]);
@@ -262,13 +270,37 @@ static LLVMValueRef gpu_matmul(Cg *cg, const IrNode *n, const GpuKernelLayout *L
     LLVMValueRef extra[3] = {k, kb, cg_i64(cg, 0)};
     cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, k, kb, ""), RT_ERR_SHAPE, n->pos, extra, 3);
     LLVMValueRef c = cg_expr(cg, n->u.call.out);
+    LLVMValueRef m = cg_array_dim(cg, c, 0), nn = cg_array_dim(cg, c, 1);
+    IrDtype dt = n->type->dtype;
+    LLVMBasicBlockRef done = NULL;
+    if (dt == IR_DT_FLOAT32 || dt == IR_DT_FLOAT64) {
+        LLVMValueRef taken = cg_alloca(cg, cg->i32, "cublas_taken");
+        LLVMTypeRef params[15] = {cg->ptr, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64,
+                                  cg->ptr, cg->i64, cg->i64, cg->i64, cg->i64, cg->i64, cg->ptr};
+        LLVMValueRef args[15] = {cg->rtctx, LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32 ? RT_GEMM_F32 : RT_GEMM_F64, 0),
+                                 cg_array_data(cg, a), cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1),
+                                 cg_array_data(cg, bm), cg_array_stride(cg, bm, 0), cg_array_stride(cg, bm, 1),
+                                 cg_array_data(cg, c), cg_array_stride(cg, c, 0), cg_array_stride(cg, c, 1), m, nn, k,
+                                 taken};
+        cg_check_status(cg, cg_call_rt(cg, "rt_gpu_gemm", cg->i32, params, args, 15));
+        LLVMValueRef by_cublas = LLVMBuildICmp(cg->b, LLVMIntNE, LLVMBuildLoad2(cg->b, cg->i32, taken, ""),
+                                               LLVMConstInt(cg->i32, 0, 0), "");
+        LLVMBasicBlockRef own = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "matmul_own_kernel");
+        done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "matmul_done");
+        LLVMBuildCondBr(cg->b, by_cublas, done, own);
+        LLVMPositionBuilderAtEnd(cg->b, own);
+    }
     Block b = new_block(cg, L);
     put_value(cg, &b, L->arg[0], a, n->u.call.args[0]->type);
     put_value(cg, &b, L->arg[1], bm, n->u.call.args[1]->type);
     put_value(cg, &b, L->arg[2], c, n->u.call.out->type);
     put_uses(cg, &b, L);
-    LLVMValueRef elems = LLVMBuildMul(cg->b, cg_array_dim(cg, c, 0), cg_array_dim(cg, c, 1), "");
-    launch(cg, L, &b, elems, RT_LAUNCH_ELEMENTS);
+    LLVMValueRef tiles = LLVMBuildMul(cg->b, ceil_div(cg, m, GPU_MATMUL_TILE), ceil_div(cg, nn, GPU_MATMUL_TILE), "");
+    launch(cg, L, &b, LLVMBuildMul(cg->b, tiles, cg_i64(cg, RT_GPU_BLOCK), ""), RT_LAUNCH_ELEMENTS);
+    if (done) {
+        LLVMBuildBr(cg->b, done);
+        LLVMPositionBuilderAtEnd(cg->b, done);
+    }
     return c;
 }
 
