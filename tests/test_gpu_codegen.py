@@ -424,22 +424,20 @@ def test_a_matrix_product_is_the_tiled_kernel_with_its_element_traits():
     assert "typedef f32 acc;" in f32 and "__shared__ A lk_as[16][65];" in f32
 
 
+def test_an_integer_product_holds_the_tiled_kernel_with_wrapping_unsigned_traits():
+    src = lk.jit(matmul).inspect_cuda(M64.astype(np.int32), M64.T.astype(np.int16))
+    assert "kernel 0: the reduction along an axis" in src and "product=" in src
+    assert "typedef u32 acc;" in src and "load_b(const char *p) { return (acc)(i32)(*(const i16 *)(p)); }" in src
+    assert "if (p.s[" in kernel(src, 0) and "lk_matmul_tiles<lk_k0_mm>(" in kernel(src, 0)
+    b = lk.jit(matmul).inspect_cuda(M64 > 0, M64.T > 0)
+    assert "return s | (x & y);" in b and "*(u8 *)(p) = (u8)(s != 0u);" in b
+    plain = lk.jit(axis_sum).inspect_cuda(M64.astype(np.int32))
+    assert "lk_matmul_tiles" not in plain and "product=-1" in plain
+
+
 @needs_nvrtc
 def test_the_tiled_product_compiles_with_nvrtc_for_every_element_type():
-    """The template instantiated with integer accumulators (the traits written here in the emitter's form: integer
-    products do not reach the matmul kernel yet, typespec lowers them to a fused map-reduce)."""
-    src = lk.jit(matmul).inspect_cuda(M64, M64.T.copy())
-    template = src[:src.index("struct lk_k0_mm")]
-    traits = {
-        "i32": "typedef u32 acc; static __device__ acc load(const char *p) { return (acc)(*(const i32 *)(p)); }",
-        "i64": "typedef u64 acc; static __device__ acc load(const char *p) { return (acc)(*(const i64 *)(p)); }",
-        "u8": "typedef u32 acc; static __device__ acc load(const char *p) { return (acc)(*(const u8 *)(p)); }",
-    }
-    extra = []
-    for name, head in traits.items():
-        extra.append(f"struct mm_{name} {{ {head}\n static __device__ acc mac(acc s, acc x, acc y) {{ return s + x * y; }}\n"
-                     f" static __device__ void store(char *p, acc s) {{ *({name} *)p = ({name})s; }} }};\n"
-                     f'extern "C" __global__ void t_{name}(const char *a, const char *b, char *c, i64 m, i64 n, i64 k)\n'
-                     f"{{ lk_matmul_tiles<mm_{name}>(a, k * sizeof({name}), sizeof({name}), b, n * sizeof({name}), "
-                     f"sizeof({name}), c, n * sizeof({name}), sizeof({name}), m, n, k); }}\n")
-    check_compiles([src, template + "".join(extra)])
+    sources = [lk.jit(matmul).inspect_cuda(M64.astype(da), M64.T.astype(db))
+               for da, db in ((np.float64, np.float64), (np.float32, np.float32), (np.int32, np.int32),
+                              (np.int64, np.int8), (np.uint16, np.uint16), (np.uint64, np.uint64), (np.bool_, np.bool_))]
+    check_compiles(sources)

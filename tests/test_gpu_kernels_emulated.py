@@ -351,3 +351,56 @@ def test_the_mnist_distance_product_q_at_p_T():
     q, p = rng.random((70, 784), dtype=np.float32), rng.random((90, 784), dtype=np.float32)
     got = run_tiled(matmul_module(np.float32), q, p.T)
     np.testing.assert_allclose(got, q @ p.T, rtol=2e-5)
+
+
+def run_int_product(a, b, tiled=True, grid=None):
+    """An integer or bool product's kernel (an axis reduction over (m, k, n) that holds the tiled product): tiled,
+    as the host launches it when the strides are a product's; else a line per element of C."""
+    key = (a.dtype, b.dtype)
+    if key not in MATMUL_MODULES:  # the kernel reads any strides from its slots: C-order stand-ins type it
+        MATMUL_MODULES[key] = Module(lk.jit(matmul).inspect_cuda(np.ones((2, 2), a.dtype), np.ones((2, 2), b.dtype)))
+    mod = MATMUL_MODULES[key]
+    k = len(mod.kernels) - 1
+    lay = mod.kernels[k].layout
+    assert lay["product"] >= 0
+    m, kk, n = a.shape[0], a.shape[1], b.shape[1]
+    out = np.full((m, n), 7, dtype=np.result_type(a, b))
+    tiles = -(-m // TILE) * -(-n // TILE)
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = tiles * 256 if tiled else m * n
+        slots[lay["dims"]:lay["dims"] + 3] = (m, kk, n)
+        slots[lay["product"]] = int(tiled)
+        for i, (x, strides) in enumerate(((a, (a.strides[0], a.strides[1], 0)), (b, (0, b.strides[0], b.strides[1])))):
+            mod.keep.append(x)
+            slots[lay["in"][i]] = x.ctypes.data
+            slots[lay["in"][i] + 1:lay["in"][i] + 4] = strides
+        mod.keep.append(out)
+        slots[lay["out"]] = out.ctypes.data
+        slots[lay["out"] + 1:lay["out"] + 3] = out.strides
+    _, err = mod.launch(k, fill, grid=grid or (max(tiles, 1) if tiled else 2), block=256 if tiled else 32)
+    assert err is None
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8, np.uint16, np.uint64])
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (5, 7, 3), (70, 33, 66), (3, 0, 2)], ids=str)
+def test_integer_products_are_exact_and_wrap_as_numpys(dtype, m, k, n):
+    rng = np.random.default_rng(m + k + n)
+    a, b = operand(rng, (m, k), dtype, "C"), operand(rng, (k, n), dtype, "T")  # full-range values: they overflow
+    want = a @ b
+    assert np.array_equal(run_int_product(a, b), want)
+    assert np.array_equal(run_int_product(a, b, tiled=False), want)
+
+
+def test_mixed_integer_products_widen_each_operand_first():
+    rng = np.random.default_rng(9)
+    a, b = operand(rng, (20, 70, ), np.int32, "strided"), operand(rng, (70, 9), np.int16, "reversed")
+    assert np.array_equal(run_int_product(a, b, grid=1), a @ b)
+
+
+def test_a_bool_product_is_any_of_the_ands():
+    rng = np.random.default_rng(10)
+    a, b = rng.random((40, 70)) < 0.03, rng.random((70, 65)) < 0.03
+    want = a @ b
+    assert want.any() and not want.all()
+    assert np.array_equal(run_int_product(a, b), want)

@@ -132,5 +132,8 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner);
 /* cuda_matmul.c: the body of kernel `index`, a GPU_K_MATMUL (the tiled product; its template and traits go to
  * c->types) */
 bool cu_matmul_kernel(Cu *c, const GpuKernelLayout *k, int index);
+/* The start of the body of REDUCE_AXIS kernel `index` with k->product set: the tiled product when p.s[product],
+ * then return; the line kernel follows it */
+void cu_matmul_in_reduce(Cu *c, const GpuKernelLayout *k, int index);
 
 #endif

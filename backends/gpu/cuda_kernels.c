@@ -542,8 +542,9 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
     cu_buf_printf(c->out, "/* kernel %d: the %s at %s:%d (%s) */\n", index, kinds[k->kind],
                   k->node->pos.file ? k->node->pos.file : owner->file, k->node->pos.line, owner->name);
     /* where each value sits in the parameter block (kernel_abi.h), for readers of inspect_cuda and its tests */
-    cu_buf_printf(c->out, "/* layout: nslots=%d n=%d ndim=%d dims=%d flat_ok=%d out=%d start=%d step=%d arg=%d,%d,%d in=", k->nslots,
-                  k->n, k->ndim, k->dims, k->flat_ok, k->out, k->start, k->step, k->arg[0], k->arg[1], k->arg[2]);
+    cu_buf_printf(c->out, "/* layout: nslots=%d n=%d ndim=%d dims=%d flat_ok=%d out=%d start=%d step=%d product=%d arg=%d,%d,%d in=",
+                  k->nslots, k->n, k->ndim, k->dims, k->flat_ok, k->out, k->start, k->step, k->product, k->arg[0], k->arg[1],
+                  k->arg[2]);
     for (int i = 0; i < k->ninputs; i++) cu_buf_printf(c->out, "%s%d", i ? "," : "", k->input[i]);
     cu_buf_printf(c->out, " uses=");
     for (int j = 0; j < k->nuses; j++) cu_buf_printf(c->out, "%s%s:%d", j ? "," : "", k->node->region->uses[j]->name, k->use[j]);
@@ -563,7 +564,10 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
         own_fail = k->node->u.reduce.op != IR_RED_FUNC;
         ok = reduce_all_kernel(c, k, index);
         break;
-    case GPU_K_REDUCE_AXIS: ok = reduce_axis_kernel(c, k); break;
+    case GPU_K_REDUCE_AXIS:
+        if (k->product >= 0) cu_matmul_in_reduce(c, k, index);
+        ok = reduce_axis_kernel(c, k);
+        break;
     case GPU_K_SCAN: ok = scan_kernel(c, k); break;
     case GPU_K_PRANGE:
         own_fail = k->node->u.for_range.nreds > 0;

@@ -48,10 +48,10 @@ static const char tiles_template[] =
     "                const unsigned idx = threadIdx.x + 256u * l;\n"
     "                const unsigned ar = a_k_fast ? idx / 16u : idx % 64u, ak = a_k_fast ? idx % 16u : idx / 64u;\n"
     "                const i64 gr = row0 + ar, gka = k0 + ak;\n"
-    "                lk_as[ak][ar] = gr < m && gka < k ? M::load(a + gr * as0 + gka * as1) : (A)0;\n"
+    "                lk_as[ak][ar] = gr < m && gka < k ? M::load_a(a + gr * as0 + gka * as1) : (A)0;\n"
     "                const unsigned bc = b_k_fast ? idx / 16u : idx % 64u, bk = b_k_fast ? idx % 16u : idx / 64u;\n"
     "                const i64 gc = col0 + bc, gkb = k0 + bk;\n"
-    "                lk_bs[bk][bc] = gc < n && gkb < k ? M::load(b + gkb * bs0 + gc * bs1) : (A)0;\n"
+    "                lk_bs[bk][bc] = gc < n && gkb < k ? M::load_b(b + gkb * bs0 + gc * bs1) : (A)0;\n"
     "            }\n"
     "            __syncthreads();\n"
     "#pragma unroll\n"
@@ -92,8 +92,17 @@ static const char *acc_type(IrDtype dt)
     return "f64";
 }
 
-/* struct lk_k<index>_mm: the traits of dt for lk_matmul_tiles, into c->types. */
-static void traits(Cu *c, int index, IrDtype dt)
+/* The element at p of an operand of dtype `in`, as the product's dtype `dt` (typespec's casts of the map's
+ * params: integers sign- or zero-extend as C does), then as the accumulator. */
+static const char *load_as(Cu *c, IrDtype in, IrDtype dt)
+{
+    if (in == dt) return cu_load(c, dt, "p");
+    return cu_fmt(c, "(%s)%s", cu_scalar(dt), cu_load(c, in, "p"));
+}
+
+/* struct lk_k<index>_mm: the traits of a product of dtype dt of operands of dtypes da and db, for
+ * lk_matmul_tiles, into c->types (with the template, the first time). */
+static void traits(Cu *c, int index, IrDtype dt, IrDtype da, IrDtype db)
 {
     const char *acc = acc_type(dt);
     CuBuf *saved = c->out;
@@ -110,11 +119,12 @@ static void traits(Cu *c, int index, IrDtype dt)
     cu_buf_printf(&c->types,
                   "struct lk_k%d_mm {\n"
                   "    typedef %s acc;\n"
-                  "    static __device__ __forceinline__ acc load(const char *p) { return (acc)%s; }\n"
+                  "    static __device__ __forceinline__ acc load_a(const char *p) { return (acc)%s; }\n"
+                  "    static __device__ __forceinline__ acc load_b(const char *p) { return (acc)%s; }\n"
                   "    static __device__ __forceinline__ acc mac(acc s, acc x, acc y) { return %s; }\n"
                   "    static __device__ __forceinline__ void store(char *p, acc s)\n    {\n%s    }\n"
                   "};\n",
-                  index, acc, cu_load(c, dt, "p"), mac, store.s);
+                  index, acc, load_as(c, da, dt), load_as(c, db, dt), mac, store.s);
     cu_buf_free(&store);
 }
 
@@ -122,7 +132,7 @@ bool cu_matmul_kernel(Cu *c, const GpuKernelLayout *k, int index)
 {
     const IrNode *n = k->node;
     IrDtype dt = n->type->dtype;
-    traits(c, index, dt);
+    traits(c, index, dt, dt, dt);
     const char *arr[3];
     for (int i = 0; i < 3; i++) {
         const IrNode *v = i < 2 ? n->u.call.args[i] : n->u.call.out;
@@ -133,4 +143,20 @@ bool cu_matmul_kernel(Cu *c, const GpuKernelLayout *k, int index)
     cu_line(c, "                %s.data, %s.strides[0], %s.strides[1], %s.shape[0], %s.shape[1], %s.shape[1]);", arr[2], arr[2],
             arr[2], arr[2], arr[2], arr[0]);
     return true;
+}
+
+void cu_matmul_in_reduce(Cu *c, const GpuKernelLayout *k, int index)
+{
+    const IrNode *map = k->map;
+    traits(c, index, map->u.map.body->type->dtype, map->u.map.inputs[0]->type->dtype, map->u.map.inputs[1]->type->dtype);
+    int a = k->input[0], b = k->input[1];
+    cu_line(c, "if (p.s[%d]) {", k->product);
+    c->indent++;
+    cu_line(c, "lk_matmul_tiles<lk_k%d_mm>((const char *)p.s[%d], p.s[%d], p.s[%d], (const char *)p.s[%d], p.s[%d], p.s[%d],", index,
+            a, a + 1, a + 2, b, b + 2, b + 3);
+    cu_line(c, "                (char *)p.s[%d], p.s[%d], p.s[%d], p.s[%d], p.s[%d], p.s[%d]);", k->out, k->out + 1, k->out + 2,
+            k->dims, k->dims + 2, k->dims + 1);
+    cu_line(c, "return;");
+    c->indent--;
+    cu_line(c, "}");
 }

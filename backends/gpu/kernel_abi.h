@@ -34,6 +34,9 @@
  *                  space's last nd axes (nd its ndim; 0 on a broadcast axis); a scalar input is its value;
  *   s[out]         MAP, IMAP, REDUCE_AXIS, SCAN: the array filled, data address then its strides (its ndim);
  *   s[start], s[step]  PRANGE: the loop's first value and step (n is its trip count, already checked);
+ *   s[product]     REDUCE_AXIS of an integer or bool matrix product (gpu_reduce_is_product): 1 when the host found
+ *                  the inputs' strides those of a product (a's zero along axis 2, b's along axis 0): then the
+ *                  work items are as MATMUL's, over the space (m, k, n) and out; 0: a line each, as any;
  *   s[arg[i]]      MATMUL: its arguments a, b and out, each an array value (data, base, shape, strides);
  *   s[use[j]]      the region's uses (IrRegion.uses, in order): each variable's value before the region (the
  *                  per-element code takes its own copy of each: variables it assigns are private to a work item).
@@ -78,12 +81,19 @@ typedef struct GpuKernelLayout {
     int ndim;             /* of the iteration space (MAP, IMAP, REDUCE_*, SCAN) */
     int nslots;
     int n, dims, flat_ok, out, start, step; /* slot offsets, -1 where the kind has none */
+    int product;          /* REDUCE_AXIS that gpu_reduce_is_product: the slot of its flag, else -1 */
     int input[IR_MAX_MAP_INPUTS];
     int ninputs;
     int arg[3];
     int *use;             /* by index into node->region->uses */
     int nuses;
 } GpuKernelLayout;
+
+/* Whether an axis reduction is typespec's integer or bool matrix product, C = sum over axis 1 of
+ * a[:, :, None] * b[None, :, :] (typespec/linalg.c; & for bool): reduce[add] along axis 1 of a 3-d map of two
+ * arrays whose body multiplies its two params (each maybe cast to the body's dtype), into out of that dtype.
+ * Such a kernel also holds the tiled product (cuda_matmul.c), which the host picks when the strides agree. */
+bool gpu_reduce_is_product(const IrNode *n);
 
 /* The layout of region node's kernel (node->region set), allocated in arena; false with diag set when the node
  * is one the gpu backend cannot run yet (the message says what, naming the node's line). */

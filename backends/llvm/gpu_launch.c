@@ -207,6 +207,34 @@ static void check_not_empty(Cg *cg, const IrNode *n, LLVMValueRef size)
     cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntEQ, size, cg_i64(cg, 0), ""), RT_ERR_VALUE, n->pos, extra, 1);
 }
 
+/* ceil(x / d) for x >= 0 */
+static LLVMValueRef ceil_div(Cg *cg, LLVMValueRef x, int64_t d)
+{
+    return LLVMBuildSDiv(cg->b, LLVMBuildAdd(cg->b, x, cg_i64(cg, d - 1), ""), cg_i64(cg, d), "");
+}
+
+/* The work items of a matrix product's kernel: RT_GPU_BLOCK per tile of out (kernel_abi.h's MATMUL). */
+static LLVMValueRef tile_items(Cg *cg, LLVMValueRef rows, LLVMValueRef cols)
+{
+    LLVMValueRef tiles = LLVMBuildMul(cg->b, ceil_div(cg, rows, GPU_MATMUL_TILE), ceil_div(cg, cols, GPU_MATMUL_TILE), "");
+    return LLVMBuildMul(cg->b, tiles, cg_i64(cg, RT_GPU_BLOCK), "");
+}
+
+/* An integer or bool matrix product (gpu_reduce_is_product): the tiled kernel when a's elements do not vary
+ * along the space's axis 2 nor b's along axis 0 (a[:, :, None] and b[None, :, :], as typespec makes it), which
+ * only the strides tell; else a line per work item as for any axis reduction. Returns the work items. */
+static LLVMValueRef product_items(Cg *cg, Block *b, const GpuKernelLayout *L, const CgMap *m, LLVMValueRef lines)
+{
+    LLVMValueRef zero = cg_i64(cg, 0), one = cg_i64(cg, 1);
+    LLVMValueRef a_ok = LLVMBuildOr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[0][2], zero, ""),
+                                    LLVMBuildICmp(cg->b, LLVMIntSLE, m->dims[2], one, ""), "");
+    LLVMValueRef b_ok = LLVMBuildOr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[1][0], zero, ""),
+                                    LLVMBuildICmp(cg->b, LLVMIntSLE, m->dims[0], one, ""), "");
+    LLVMValueRef tiled = LLVMBuildAnd(cg->b, a_ok, b_ok, "");
+    put(cg, b, L->product, LLVMBuildZExt(cg->b, tiled, cg->i64, ""));
+    return LLVMBuildSelect(cg->b, tiled, tile_items(cg, m->dims[0], m->dims[2]), lines, "");
+}
+
 static LLVMValueRef gpu_reduce(Cg *cg, const IrNode *n, const GpuKernelLayout *L)
 {
     const IrNode *map = n->u.reduce.input;
@@ -235,6 +263,7 @@ static LLVMValueRef gpu_reduce(Cg *cg, const IrNode *n, const GpuKernelLayout *L
     }
     LLVMValueRef out = cg_expr(cg, n->u.reduce.out);
     put_out(cg, &b, L, out, m.ndim - 1);
+    if (L->product >= 0) lines = product_items(cg, &b, L, &m, lines);
     launch(cg, L, &b, lines, RT_LAUNCH_ELEMENTS);
     return out;
 }
@@ -253,12 +282,6 @@ static LLVMValueRef gpu_scan(Cg *cg, const IrNode *n, const GpuKernelLayout *L)
     LLVMValueRef lines = n->u.scan.axis < 0 ? cg_i64(cg, 1) : product(cg, m.dims, m.ndim, n->u.scan.axis);
     launch(cg, L, &b, lines, RT_LAUNCH_ELEMENTS);
     return out;
-}
-
-/* ceil(x / d) for x >= 0 */
-static LLVMValueRef ceil_div(Cg *cg, LLVMValueRef x, int64_t d)
-{
-    return LLVMBuildSDiv(cg->b, LLVMBuildAdd(cg->b, x, cg_i64(cg, d - 1), ""), cg_i64(cg, d), "");
 }
 
 /* A float product goes to cuBLAS first (rt_gpu_gemm: it says whether it took it, runtime/cublas.c says when it
@@ -295,8 +318,7 @@ static LLVMValueRef gpu_matmul(Cg *cg, const IrNode *n, const GpuKernelLayout *L
     put_value(cg, &b, L->arg[1], bm, n->u.call.args[1]->type);
     put_value(cg, &b, L->arg[2], c, n->u.call.out->type);
     put_uses(cg, &b, L);
-    LLVMValueRef tiles = LLVMBuildMul(cg->b, ceil_div(cg, m, GPU_MATMUL_TILE), ceil_div(cg, nn, GPU_MATMUL_TILE), "");
-    launch(cg, L, &b, LLVMBuildMul(cg->b, tiles, cg_i64(cg, RT_GPU_BLOCK), ""), RT_LAUNCH_ELEMENTS);
+    launch(cg, L, &b, tile_items(cg, m, nn), RT_LAUNCH_ELEMENTS);
     if (done) {
         LLVMBuildBr(cg->b, done);
         LLVMPositionBuilderAtEnd(cg->b, done);
