@@ -73,6 +73,28 @@ bool gpu_reduce_is_product(const IrNode *n)
     return is_param(body->u.binop.lhs, map->u.map.params[0]) && is_param(body->u.binop.rhs, map->u.map.params[1]);
 }
 
+GpuGemvForm gpu_reduce_gemv_form(const IrNode *n)
+{
+    if (n->kind != IR_REDUCE || n->u.reduce.op != IR_RED_ADD || !n->u.reduce.out) return GPU_GEMV_NONE;
+    const IrNode *map = n->u.reduce.input;
+    if (map->kind != IR_MAP || map->type->ndim != 2 || map->u.map.ninputs != 2 || map->u.map.nparams != 2)
+        return GPU_GEMV_NONE;
+    const IrNode *body = map->u.map.body;
+    IrDtype dt = body->type->dtype;
+    if ((dt != IR_DT_FLOAT32 && dt != IR_DT_FLOAT64) || n->u.reduce.out->type->dtype != dt || body->kind != IR_BINOP ||
+        body->u.binop.op != IR_OP_MUL)
+        return GPU_GEMV_NONE;
+    const IrType *t0 = map->u.map.inputs[0]->type, *t1 = map->u.map.inputs[1]->type;
+    if (t0->kind != IR_TY_ARRAY || t1->kind != IR_TY_ARRAY || t0->dtype != dt || t1->dtype != dt) return GPU_GEMV_NONE;
+    const IrNode *l = body->u.binop.lhs, *r = body->u.binop.rhs;
+    if (l->kind != IR_VAR || r->kind != IR_VAR || l->u.var.var != map->u.map.params[0] ||
+        r->u.var.var != map->u.map.params[1])
+        return GPU_GEMV_NONE;
+    if (n->u.reduce.axis == 1 && t0->ndim == 2 && t1->ndim == 1) return GPU_GEMV_ROWS;
+    if (n->u.reduce.axis == 0 && t0->ndim == 2 && t1->ndim == 2) return GPU_GEMV_COLS;
+    return GPU_GEMV_NONE;
+}
+
 bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *L, const char *file, LkDiag *diag)
 {
     memset(L, 0, sizeof *L);

@@ -95,6 +95,14 @@ typedef struct GpuKernelLayout {
  * Such a kernel also holds the tiled product (cuda_matmul.c), which the host picks when the strides agree. */
 bool gpu_reduce_is_product(const IrNode *n);
 
+/* Whether an axis reduction is typespec's float matrix-vector product (float32 or float64, one dtype):
+ * GPU_GEMV_ROWS for A @ x, reduce[add] along axis 1 of a map of a 2-d and a 1-d array multiplying its params;
+ * GPU_GEMV_COLS for x @ B, along axis 0 of a map of a 2-d view (x[:, None]) and a 2-d array; else GPU_GEMV_NONE.
+ * The host offers those to cuBLAS's GEMV (when x[:, None]'s strides say it is one) before launching the kernel,
+ * which is the plain axis reduction. */
+typedef enum { GPU_GEMV_NONE, GPU_GEMV_ROWS, GPU_GEMV_COLS } GpuGemvForm;
+GpuGemvForm gpu_reduce_gemv_form(const IrNode *n);
+
 /* The layout of region node's kernel (node->region set), allocated in arena; false with diag set when the node
  * is one the gpu backend cannot run yet (the message says what, naming the node's line). */
 bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *out, const char *file, LkDiag *diag);
