@@ -67,8 +67,9 @@ def rows(quick):
     n10 = 1_000_000 if quick else 10_000_000
     n64 = 4_000_000 if quick else 64_000_000
     img = 300 if quick else 1200
-    # the matrix products run on our simple kernel (one thread an element) until cuBLAS is used: smaller sizes
-    mn = 1000 if quick else 2000
+    # matrix products: cuBLAS where libcublas is found, and the same rows on the tiled kernel of our own
+    # (LORIKEET_GPU_CUBLAS=0, OWN_KERNEL in the title); the MNIST size is the issue's, 10000 queries by 10000
+    mn = 2000 if quick else 10000
     mm = (300, 300, 300) if quick else (1200, 1200, 1200)
     rng = np.random.default_rng(0)
     yield "fused sqrt(a*a+b*b)*exp(-c), %d float64" % n10, fused.fused_expr, fused.make_inputs(n10), 4 * 8 * n10
@@ -80,19 +81,33 @@ def rows(quick):
     yield "conv_3x3_trim, %d^2 float64" % img, conv.conv_3x3_trim, conv.make_inputs(img), None
     q = rng.random((mn, 784), dtype=np.float32)
     p = rng.random((mn, 784), dtype=np.float32)
-    yield "MNIST distance %dx784 float32" % mn, mnist_distance, (q, p), None
-    yield "matmult comprehension %s float32" % (mm,), matmult.matmult_comprehension, matmult.make_inputs(mm), None
+    for tail in ("", OWN_KERNEL):
+        yield "MNIST distance %dx784 by %dx784 float32%s" % (mn, mn, tail), mnist_distance, (q, p), None
+        yield "matmult comprehension %s float32%s" % (mm, tail), matmult.matmult_comprehension, matmult.make_inputs(mm), None
+
+
+OWN_KERNEL = ", own kernel"
+# the products' references, checked on the first call's result
+REFERENCES = {"MNIST": (mnist_distance, 1e-3), "matmult": (matmult.matmult_numpy, 1e-3)}
 
 
 def measure_row(title, fn, args, nbytes, repeats):
     rec = {"workload": title}
     want = None
     f = lk.jit(fn, backend="gpu")
+    own = title.endswith(OWN_KERNEL)
+    if own:
+        os.environ["LORIKEET_GPU_CUBLAS"] = "0"
     try:
+        cublas_before = lk.runtime.stats()["cublas_calls"]
         t0 = time.perf_counter()
         got = f(*args)
         rec["first_call_s"] = time.perf_counter() - t0
+        rec["cublas_calls"] = lk.runtime.stats()["cublas_calls"] - cublas_before
         want = fn(*args) if title.startswith(("fused", "np.")) else None
+        ref = REFERENCES.get(title.split()[0])
+        if ref:
+            np.testing.assert_allclose(np.asarray(got), ref[0](*args), rtol=ref[1], atol=ref[1])
         rec["lorikeet_numpy_in_s"] = median_time(lambda: f(*args), repeats)
         dargs = tuple(lk.to_device(a) if isinstance(a, np.ndarray) else a for a in args)
         rec["lorikeet_device_s"] = median_time(lambda: f(*dargs), repeats)
@@ -102,7 +117,10 @@ def measure_row(title, fn, args, nbytes, repeats):
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
     except Exception as e:  # a row lorikeet cannot run yet says why
         rec["lorikeet_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    if cupy is not None:
+    finally:
+        if own:
+            del os.environ["LORIKEET_GPU_CUBLAS"]
+    if cupy is not None and not own:
         try:
             cargs = tuple(cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
             rec["cupy_device_s"] = median_time(lambda: fn(*cargs), repeats)

@@ -20,12 +20,25 @@ static PyObject *gpu_available(PyObject *self, PyObject *unused)
 static PyObject *gpu_stats(PyObject *self, PyObject *unused)
 {
     RtGpuStats s = rt_gpu_stats();
-    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsLsL}", "h2d_copies", (long long)s.h2d_copies, "h2d_bytes",
+    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsLsLsL}", "h2d_copies", (long long)s.h2d_copies, "h2d_bytes",
                          (long long)s.h2d_bytes, "d2h_copies", (long long)s.d2h_copies, "d2h_bytes",
                          (long long)s.d2h_bytes, "d2d_copies", (long long)s.d2d_copies, "device_allocations",
                          (long long)s.allocations, "device_frees", (long long)s.frees, "device_live_bytes",
                          (long long)s.live_bytes, "launches", (long long)s.launches, "compiles", (long long)s.compiles,
-                         "modules", (long long)s.modules);
+                         "modules", (long long)s.modules, "cublas_calls", (long long)s.cublas_calls);
+}
+
+/* cuBLAS as the runtime finds it (loading the library needs no GPU): (version, path) or (0, why not). */
+static PyObject *cublas_status(PyObject *self, PyObject *unused)
+{
+    const char *why, *path = NULL;
+    int version;
+    Py_BEGIN_ALLOW_THREADS
+    why = rt_cublas_unavailable();
+    version = rt_cublas_version(&path);
+    Py_END_ALLOW_THREADS
+    if (why) return Py_BuildValue("(is)", version, why);
+    return Py_BuildValue("(is)", version, path ? path : "");
 }
 
 /* NVRTC's failure as InternalError with the whole log (the diagnostic holds only its start). */
@@ -344,6 +357,7 @@ static PyMethodDef gpu_functions[] = {
     {"_device_view", device_view, METH_O, "_device_view(obj) -> how the call path sees a device array, or None"},
     {"gpu_available", gpu_available, METH_NOARGS, "gpu_available() -> (True, None) or (False, why not)"},
     {"gpu_stats", gpu_stats, METH_NOARGS, "the gpu's counters (copies, device memory, launches, compiles)"},
+    {"_cublas_status", cublas_status, METH_NOARGS, "_cublas_status() -> (version, path), or (0, why cuBLAS is not used)"},
     {"_nvrtc_compile", nvrtc_compile, METH_VARARGS,
      "_nvrtc_compile(src, cc, name=..., fastmath=False) -> (image bytes, is_ptx); InternalError with NVRTC's log"},
     {"_gpu_selftest", gpu_selftest, METH_VARARGS, "_gpu_selftest(x, line=7) -> (y, [sum, count], error or None, y[-1])"},

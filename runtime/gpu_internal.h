@@ -97,6 +97,7 @@ typedef struct GpuThread {
     CUstream stream;
     CUdeviceptr block;
     unsigned char *mirror;
+    struct cublasContext *blas; /* cublas.c's handle bound to stream, made on the first product (NULL until) */
     struct GpuThread *next_free;
 } GpuThread;
 
@@ -121,5 +122,6 @@ int gpu_nvrtc_target(int cc, int *is_ptx); /* nvrtc.c: the architecture compiled
 int64_t gpu_nvrtc_compiles(void);
 void gpu_count_launch(void);
 void gpu_count_module(void);
+int64_t gpu_cublas_calls(void); /* cublas.c */
 
 #endif

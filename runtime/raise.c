@@ -156,6 +156,7 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_gpu_launch", (void *)rt_gpu_launch}, {"rt_gpu_sync", (void *)rt_gpu_sync},
         {"rt_gpu_results", (void *)rt_gpu_results}, {"rt_gpu_buffer_alloc", (void *)rt_gpu_buffer_alloc},
         {"rt_gpu_read_elem", (void *)rt_gpu_read_elem}, {"rt_gpu_write_elem", (void *)rt_gpu_write_elem},
+        {"rt_gpu_gemm", (void *)rt_gpu_gemm},
     };
     *count = (int)(sizeof syms / sizeof syms[0]);
     return syms;

@@ -188,7 +188,7 @@ void rt_set_parallel_threshold(int64_t work);
 int64_t rt_get_parallel_threshold(void);
 const char *rt_parallel_unavailable(void); /* NULL, or why loops run on one thread */
 
-/* ---- the gpu (gpu_driver.c, gpu_memory.c, nvrtc.c): the CUDA driver API and NVRTC, loaded with dlopen ----
+/* ---- the gpu (gpu_driver.c, gpu_memory.c, nvrtc.c, cublas.c): the CUDA driver API and NVRTC, loaded with dlopen ----
  * Nothing here links against CUDA: libcuda.so.1 and libnvrtc.so.13 (or .12) are opened on first use, never at
  * import, so lorikeet builds, imports and runs cpu and openmp where there is no CUDA at all. The driver is
  * initialised (cuInit, the primary context of device 0) on the first call that needs it; a process that forks
@@ -253,6 +253,22 @@ int rt_gpu_sync(RtCtx *ctx);
  * non-zero with ctx->err set. */
 int rt_gpu_results(RtCtx *ctx, int64_t *out, int n);
 
+/* ---- matrix products through cuBLAS (cublas.c): libcublas.so.13 (or .12, .11) loaded with dlopen on first use;
+ * LORIKEET_CUBLAS names the file or its folder, LORIKEET_GPU_CUBLAS=0 refuses it. */
+/* NULL when cuBLAS can be used (loading it needs no GPU); else why not, one sentence. */
+const char *rt_cublas_unavailable(void);
+/* The version loaded (major * 10000 + minor * 100 + patch), and its path in *path when path is not NULL; 0 when
+ * none was loaded. */
+int rt_cublas_version(const char **path);
+enum { RT_GEMM_OTHER, RT_GEMM_F32, RT_GEMM_F64 };
+/* C (m x n, byte strides cs0, cs1) = A (m x k, strides as0, as1) @ B (k x n, strides bs0, bs1), device addresses,
+ * elements of dtype (RT_GEMM_*), queued on this thread's stream through cuBLAS (GEMM, or GEMV when m or n is 1)
+ * when cuBLAS is present and not refused and can read the operands in place (see cublas.c): then *taken = 1.
+ * Else *taken = 0 and nothing was queued: the caller launches its own kernel. Returns 0, or non-zero with
+ * ctx->err set (a cuBLAS failure, naming its status). */
+int rt_gpu_gemm(RtCtx *ctx, int32_t dtype, const void *a, int64_t as0, int64_t as1, const void *b, int64_t bs0,
+                int64_t bs1, void *c, int64_t cs0, int64_t cs1, int64_t m, int64_t n, int64_t k, int32_t *taken);
+
 /* Device memory for compiled code, as rt_buffer_alloc gives host memory: an RtBuffer of the call whose data is
  * a device address (flags RT_BUFFER_DEVICE), freed (stream-ordered) with the call's other buffers. NULL with
  * ctx->err set (RT_ERR_MEMORY, the size) when the device cannot hold it, after the pool was trimmed. */
@@ -285,6 +301,7 @@ typedef struct RtGpuStats {
     int64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes, d2d_copies;
     int64_t allocations, frees, live_bytes; /* device memory */
     int64_t launches, compiles, modules;
+    int64_t cublas_calls;                   /* matrix products that cuBLAS computed (cublas.c) */
 } RtGpuStats;
 RtGpuStats rt_gpu_stats(void);
 

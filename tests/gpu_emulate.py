@@ -152,7 +152,10 @@ class Module:
             body = re.sub(r"^#pragma nv_diag_suppress.*$", "", src, flags=re.M)
             f.write(SHIM + body + "\n".join(launchers))
         so = os.path.join(self.dir, "k.so")
-        r = subprocess.run([CXX, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-w", cpp, "-o", so],
+        # -fno-gnu-unique: a template's static locals (the matmul tiles' __shared__ arrays) and its instances are
+        # vague-linkage symbols that would otherwise bind to the first module loaded in the process
+        r = subprocess.run([CXX, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-w", "-fno-gnu-unique",
+                            "-Wl,-Bsymbolic", cpp, "-o", so],
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(r.stderr[:4000])

@@ -365,3 +365,140 @@ def test_a_function_without_parallel_operations_runs_on_device_arrays():
     d = lk.to_device(np.arange(10.0))
     assert gpu(tail)(d) == 3.0
     assert gpu(tail)(np.arange(10.0)) == 3.0  # NumPy arrays: the cpu backend's code on host memory
+
+
+# ---- matrix products: cuBLAS where it is present and takes the operands, the tiled kernel otherwise ----
+
+def mm_at(a, b):
+    return a @ b
+
+
+def mm_dot(a, b):
+    return np.dot(a, b)
+
+
+def mm_matmul(a, b):
+    return np.matmul(a, b)
+
+
+def mm_with_transpose(q, p):
+    return q @ p.T
+
+
+def mm_views_T(a, b):
+    """both operands transposed views (cuBLAS's op T on each)"""
+    return a.T @ b.T
+
+
+def mm_views_strided(a, b):
+    """a step in both axes of a: no leading dimension expresses it, the tiled kernel reads it as it is"""
+    return a[::2, ::3] @ b
+
+
+def gemv_views(a, x):
+    return a.T @ x[::2]
+
+
+CUBLAS = lk._lorikeet._cublas_status()[0] > 0
+RNG = np.random.default_rng(1200)
+
+# kind -> (operand shapes, whether cuBLAS takes the product when it is present)
+SHAPES = {"ragged": (((130, 77), (77, 65)), True), "gemv": (((130, 77), (77,)), True),
+          "vecmat": (((77,), (77, 65)), True), "one": (((1, 1), (1, 1)), True)}
+VIEWS = [(mm_views_T, ((77, 130), (65, 77)), True), (mm_views_strided, ((261, 231), (77, 65)), False),
+         (gemv_views, ((77, 130), (154,)), True)]
+
+
+def _close(got, want, dtype):
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+
+
+def _check_product(monkeypatch, use_cublas, fn, shapes, takes, dtype):
+    if not use_cublas:
+        monkeypatch.setenv("LORIKEET_GPU_CUBLAS", "0")
+    a, b = (RNG.random(s).astype(dtype) for s in shapes)
+    before = lk.runtime.stats()["cublas_calls"]
+    got = gpu(fn)(a, b)
+    _close(got, fn(a, b), dtype)
+    assert lk.runtime.stats()["cublas_calls"] - before == (1 if use_cublas and CUBLAS and takes else 0)
+
+
+@needs_gpu
+@pytest.mark.parametrize("use_cublas", [True, False], ids=["cublas", "own_kernel"])
+@pytest.mark.parametrize("fn", [mm_at, mm_dot, mm_matmul])
+@pytest.mark.parametrize("kind", list(SHAPES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_products_match_numpy_on_both_paths(monkeypatch, use_cublas, fn, kind, dtype):
+    shapes, takes = SHAPES[kind]
+    _check_product(monkeypatch, use_cublas, fn, shapes, takes, dtype)
+
+
+@needs_gpu
+@pytest.mark.parametrize("use_cublas", [True, False], ids=["cublas", "own_kernel"])
+@pytest.mark.parametrize("fn, shapes, takes", VIEWS, ids=[v[0].__name__ for v in VIEWS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_of_views_match_numpy_on_both_paths(monkeypatch, use_cublas, fn, shapes, takes, dtype):
+    _check_product(monkeypatch, use_cublas, fn, shapes, takes, dtype)
+
+
+@needs_gpu
+@pytest.mark.parametrize("use_cublas", [True, False], ids=["cublas", "own_kernel"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mnist_distance_on_both_paths(monkeypatch, use_cublas, dtype):
+    if not use_cublas:
+        monkeypatch.setenv("LORIKEET_GPU_CUBLAS", "0")
+    rng = np.random.default_rng(10)
+    q, p = rng.random((300, 784)).astype(dtype), rng.random((200, 784)).astype(dtype)
+    before = lk.runtime.stats()["cublas_calls"]
+    got = gpu(mnist_distance)(q, p)
+    tol = 1e-3 if dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(got, mnist_distance(q, p), rtol=tol, atol=tol)
+    assert lk.runtime.stats()["cublas_calls"] - before == (1 if use_cublas and CUBLAS else 0)
+    _close(gpu(mm_with_transpose)(q, p), q @ p.T, dtype)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8, np.uint64])
+def test_integer_products_are_exact_and_wrap_as_numpys(dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    a = rng.integers(info.min, info.max, size=(130, 77), dtype=dtype, endpoint=True)
+    b = rng.integers(info.min, info.max, size=(65, 77), dtype=dtype, endpoint=True).T
+    before = lk.runtime.stats()["cublas_calls"]
+    assert np.array_equal(gpu(mm_at)(a, b), a @ b)
+    assert np.array_equal(gpu(mm_dot)(a[:5], b[:, :3]), np.dot(a[:5], b[:, :3]))
+    assert lk.runtime.stats()["cublas_calls"] == before
+
+
+@needs_gpu
+def test_a_bool_product_is_numpys():
+    rng = np.random.default_rng(4)
+    a, b = rng.random((90, 70)) < 0.03, rng.random((70, 80)) < 0.03
+    assert np.array_equal(gpu(mm_at)(a, b), a @ b)
+
+
+@needs_gpu
+@pytest.mark.parametrize("use_cublas", [True, False], ids=["cublas", "own_kernel"])
+def test_a_product_with_mismatched_inner_sizes_raises_as_on_the_cpu(monkeypatch, use_cublas):
+    if not use_cublas:
+        monkeypatch.setenv("LORIKEET_GPU_CUBLAS", "0")
+    a, b = np.ones((3, 4)), np.ones((5, 2))
+    with pytest.raises(ValueError) as cpu_err:
+        lk.jit(mm_at)(a, b)
+    with pytest.raises(ValueError) as gpu_err:
+        gpu(mm_at)(a, b)
+    assert str(gpu_err.value) == str(cpu_err.value)
+    np.testing.assert_array_equal(gpu(mm_at)(np.ones((3, 0)), np.ones((0, 2))), np.zeros((3, 2)))
+
+
+@needs_gpu
+def test_products_of_device_arrays_stay_on_the_device():
+    a, b = RNG.random((200, 100), dtype=np.float32), RNG.random((100, 150), dtype=np.float32)
+    da, db = lk.to_device(a), lk.to_device(b)
+    before = lk.runtime.stats()
+    out = gpu(mm_at)(da, db)
+    after = lk.runtime.stats()
+    assert isinstance(out, lk.DeviceArray)
+    assert after["h2d_copies"] == before["h2d_copies"] and after["d2h_copies"] == before["d2h_copies"]
+    _close(np.asarray(out), a @ b, np.float32)

@@ -421,3 +421,36 @@ def test_inputs_are_restrict_only_where_nothing_the_kernel_writes_can_alias_them
     assert "const char *__restrict__ lk_in0" in fresh
     src = lk.jit(in_place).inspect_cuda(F64.copy(), F64)
     assert "const char *lk_in0" in src and "__restrict__ lk_in" not in src
+
+
+def two_products(a, b, c):
+    return (a @ b) @ c.T
+
+
+def test_a_matrix_product_is_the_tiled_kernel_with_its_element_traits():
+    src = lk.jit(two_products).inspect_cuda(M64, M64.T.copy(), M64)
+    assert src.count("__device__ __forceinline__ void lk_matmul_tiles(") == 1  # the template once per program
+    for i in (0, 1):
+        assert f"lk_matmul_tiles<lk_k{i}_mm>(" in kernel(src, i)
+        assert f"struct lk_k{i}_mm {{\n    typedef f64 acc;" in src
+    f32 = lk.jit(matmul).inspect_cuda(M64.astype(np.float32), M64.T.astype(np.float32))
+    assert "typedef f32 acc;" in f32 and "__shared__ A lk_as[16][65];" in f32
+
+
+def test_an_integer_product_holds_the_tiled_kernel_with_wrapping_unsigned_traits():
+    src = lk.jit(matmul).inspect_cuda(M64.astype(np.int32), M64.T.astype(np.int16))
+    assert "kernel 0: the reduction along an axis" in src and "product=" in src
+    assert "typedef u32 acc;" in src and "load_b(const char *p) { return (acc)(i32)(*(const i16 *)(p)); }" in src
+    assert "if (p.s[" in kernel(src, 0) and "lk_matmul_tiles<lk_k0_mm>(" in kernel(src, 0)
+    b = lk.jit(matmul).inspect_cuda(M64 > 0, M64.T > 0)
+    assert "return s | (x & y);" in b and "*(u8 *)(p) = (u8)(s != 0u);" in b
+    plain = lk.jit(axis_sum).inspect_cuda(M64.astype(np.int32))
+    assert "lk_matmul_tiles" not in plain and "product=-1" in plain
+
+
+@needs_nvrtc
+def test_the_tiled_product_compiles_with_nvrtc_for_every_element_type():
+    sources = [lk.jit(matmul).inspect_cuda(M64.astype(da), M64.T.astype(db))
+               for da, db in ((np.float64, np.float64), (np.float32, np.float32), (np.int32, np.int32),
+                              (np.int64, np.int8), (np.uint16, np.uint16), (np.uint64, np.uint64), (np.bool_, np.bool_))]
+    check_compiles(sources)

@@ -409,3 +409,143 @@ def test_float16_prange_reductions_combine_over_blocks():
     assert m == a.max()
     exact = a.astype(np.float64).sum()  # each += rounds to float16, in per-thread and per-block order
     assert abs(float(s) - exact) <= a.size * 2.0 ** -11 * exact
+# ---------------------------------------------------------------- the tiled matrix product (cuda_matmul.c)
+
+def matmul(a, b):
+    return a @ b
+
+
+TILE = 64
+MATMUL_MODULES = {}
+
+
+def matmul_module(dtype):
+    if dtype not in MATMUL_MODULES:
+        x = np.ones((2, 2), dtype=dtype)
+        MATMUL_MODULES[dtype] = Module(lk.jit(matmul).inspect_cuda(x, x))
+    return MATMUL_MODULES[dtype]
+
+
+def run_tiled(mod, a, b, grid=None, index=None):
+    """The product kernel over a grid of `grid` blocks (default: one per tile) of 256 threads: C as it left it."""
+    m, n = a.shape[0], b.shape[1]
+    out = np.full((m, n), 7, dtype=np.result_type(a, b))  # a stale value where the kernel fails to store
+    tiles = -(-m // TILE) * -(-n // TILE)
+    k = index if index is not None else next(i for i, kern in enumerate(mod.kernels) if kern.layout["arg"][0] >= 0)
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = tiles * 256
+        for i, x in enumerate((a, b, out)):
+            mod.array(slots, lay["arg"][i], x)
+    _, err = mod.launch(k, fill, grid=grid or max(tiles, 1), block=256)
+    assert err is None
+    return out
+
+
+def operand(rng, shape, dtype, form):
+    """An operand of `shape` in a layout: C order, a transposed view, a strided view, reversed rows."""
+    def draw(s):
+        if np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            return rng.integers(info.min, info.max, size=s, dtype=dtype, endpoint=True)
+        return (rng.random(s) - 0.5).astype(dtype)
+    if form == "C":
+        return draw(shape)
+    if form == "T":
+        return draw(shape[::-1]).T
+    if form == "strided":
+        return draw((2 * shape[0] + 1, 3 * shape[1]))[1::2, ::3]
+    return draw(shape)[::-1]
+
+
+SHAPES = [(1, 1, 1), (1, 5, 1), (3, 1, 4), (5, 7, 3), (65, 17, 1), (1, 20, 70), (70, 33, 130), (64, 64, 64),
+          (130, 100, 65), (4, 0, 3)]
+
+
+@pytest.mark.parametrize("m, k, n", SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_tiled_product_is_numpys_for_ragged_and_non_square_shapes(m, k, n, dtype):
+    rng = np.random.default_rng(m * 1000 + k * 10 + n)
+    a, b = operand(rng, (m, k), dtype, "C"), operand(rng, (k, n), dtype, "C")
+    got = run_tiled(matmul_module(dtype), a, b)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(got, a @ b, rtol=tol, atol=tol * max(k, 1))
+
+
+@pytest.mark.parametrize("form_a, form_b", [("T", "C"), ("C", "T"), ("T", "T"), ("strided", "C"), ("C", "strided"),
+                                            ("reversed", "T")])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_tiled_product_reads_views_through_their_strides(form_a, form_b, dtype):
+    rng = np.random.default_rng(5)
+    a, b = operand(rng, (67, 35), dtype, form_a), operand(rng, (35, 70), dtype, form_b)
+    got = run_tiled(matmul_module(dtype), a, b)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(got, a @ b, rtol=tol, atol=tol * 35)
+
+
+def test_a_grid_smaller_than_the_tiles_loops_over_them_with_the_same_result():
+    rng = np.random.default_rng(6)
+    a, b = rng.random((150, 40)), rng.random((40, 140))
+    mod = matmul_module(np.float64)
+    one_each = run_tiled(mod, a, b)
+    assert np.array_equal(run_tiled(mod, a, b, grid=2), one_each)  # each element sums in k order in one thread
+    np.testing.assert_allclose(one_each, a @ b, rtol=1e-12)
+
+
+def test_the_mnist_distance_product_q_at_p_T():
+    rng = np.random.default_rng(7)
+    q, p = rng.random((70, 784), dtype=np.float32), rng.random((90, 784), dtype=np.float32)
+    got = run_tiled(matmul_module(np.float32), q, p.T)
+    np.testing.assert_allclose(got, q @ p.T, rtol=2e-5)
+
+
+def run_int_product(a, b, tiled=True, grid=None):
+    """An integer or bool product's kernel (an axis reduction over (m, k, n) that holds the tiled product): tiled,
+    as the host launches it when the strides are a product's; else a line per element of C."""
+    key = (a.dtype, b.dtype)
+    if key not in MATMUL_MODULES:  # the kernel reads any strides from its slots: C-order stand-ins type it
+        MATMUL_MODULES[key] = Module(lk.jit(matmul).inspect_cuda(np.ones((2, 2), a.dtype), np.ones((2, 2), b.dtype)))
+    mod = MATMUL_MODULES[key]
+    k = len(mod.kernels) - 1
+    lay = mod.kernels[k].layout
+    assert lay["product"] >= 0
+    m, kk, n = a.shape[0], a.shape[1], b.shape[1]
+    out = np.full((m, n), 7, dtype=np.result_type(a, b))
+    tiles = -(-m // TILE) * -(-n // TILE)
+    def fill(mod, slots, lay):
+        slots[lay["n"]] = tiles * 256 if tiled else m * n
+        slots[lay["dims"]:lay["dims"] + 3] = (m, kk, n)
+        slots[lay["product"]] = int(tiled)
+        for i, (x, strides) in enumerate(((a, (a.strides[0], a.strides[1], 0)), (b, (0, b.strides[0], b.strides[1])))):
+            mod.keep.append(x)
+            slots[lay["in"][i]] = x.ctypes.data
+            slots[lay["in"][i] + 1:lay["in"][i] + 4] = strides
+        mod.keep.append(out)
+        slots[lay["out"]] = out.ctypes.data
+        slots[lay["out"] + 1:lay["out"] + 3] = out.strides
+    _, err = mod.launch(k, fill, grid=grid or (max(tiles, 1) if tiled else 2), block=256 if tiled else 32)
+    assert err is None
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8, np.uint16, np.uint64])
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (5, 7, 3), (70, 33, 66), (3, 0, 2)], ids=str)
+def test_integer_products_are_exact_and_wrap_as_numpys(dtype, m, k, n):
+    rng = np.random.default_rng(m + k + n)
+    a, b = operand(rng, (m, k), dtype, "C"), operand(rng, (k, n), dtype, "T")  # full-range values: they overflow
+    want = a @ b
+    assert np.array_equal(run_int_product(a, b), want)
+    assert np.array_equal(run_int_product(a, b, tiled=False), want)
+
+
+def test_mixed_integer_products_widen_each_operand_first():
+    rng = np.random.default_rng(9)
+    a, b = operand(rng, (20, 70, ), np.int32, "strided"), operand(rng, (70, 9), np.int16, "reversed")
+    assert np.array_equal(run_int_product(a, b, grid=1), a @ b)
+
+
+def test_a_bool_product_is_any_of_the_ands():
+    rng = np.random.default_rng(10)
+    a, b = rng.random((40, 70)) < 0.03, rng.random((70, 65)) < 0.03
+    want = a @ b
+    assert want.any() and not want.all()
+    assert np.array_equal(run_int_product(a, b), want)

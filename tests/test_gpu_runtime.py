@@ -25,7 +25,7 @@ except lk.BackendUnavailable as e:
 needs_nvrtc = pytest.mark.skipif(NVRTC_WHY is not None, reason=f"no NVRTC: {NVRTC_WHY}")
 
 GPU_KEYS = ("h2d_copies", "h2d_bytes", "d2h_copies", "d2h_bytes", "d2d_copies", "device_allocations",
-            "device_frees", "device_live_bytes", "launches", "compiles")
+            "device_frees", "device_live_bytes", "launches", "compiles", "cublas_calls")
 
 KERNEL = r"""
 extern "C" __global__ void scale(double *x, long long n)
@@ -114,6 +114,49 @@ def test_nvrtc_uses_no_fast_math_unless_asked():
     exact, _ = _lorikeet._nvrtc_compile(src, 80, "d.cu", False)
     fast, _ = _lorikeet._nvrtc_compile(src, 80, "d.cu", True)
     assert exact != fast  # IEEE division against the approximate one
+
+
+def cublas_status(**env):
+    """_cublas_status() in a fresh process (the library is looked for once per process) with env set."""
+    code = "from lorikeet import _lorikeet; print(repr(_lorikeet._cublas_status()))"
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr  # never a crash, whatever is found
+    return eval(r.stdout)
+
+
+def test_the_cublas_loader_reports_a_missing_library_by_name():
+    version, why = cublas_status(LORIKEET_CUBLAS="/nonexistent/libcublas.so.13")
+    assert version == 0
+    assert "cuBLAS (libcublas.so.13, .12 or .11) was not found" in why and "/nonexistent" in why
+
+
+def test_the_cublas_loader_refuses_a_library_that_is_not_cublas():
+    libc = next(p for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/lib64/libc.so.6", "/usr/lib/libc.so.6")
+                if os.path.exists(p)) if sys.platform.startswith("linux") else None
+    if libc is None:
+        pytest.skip("no libc.so.6 to stand in for a wrong library")
+    version, why = cublas_status(LORIKEET_CUBLAS=libc)
+    assert version == 0 and why == f"{libc} lacks cublasGetProperty: cuBLAS 11 or newer is needed"
+
+
+def cublas_dirs():
+    return [d for d in (os.environ.get("CUDA_PATH", "") + "/lib64", "/usr/local/cuda/lib64")
+            if os.path.exists(os.path.join(d, "libcublas.so.13")) or os.path.exists(os.path.join(d, "libcublas.so.12"))]
+
+
+@pytest.mark.skipif(not cublas_dirs(), reason="no libcublas in CUDA_PATH/lib64 or /usr/local/cuda/lib64")
+def test_the_cublas_loader_finds_the_toolkits_library_without_a_driver():
+    """Loading cuBLAS and reading its version needs no GPU; the handle waits for the first product."""
+    version, path = cublas_status(LORIKEET_CUBLAS=cublas_dirs()[0])
+    assert version >= 110000, path
+    assert path.startswith(cublas_dirs()[0]) and "libcublas.so.1" in path
+
+
+def test_counting_cublas_calls_never_loads_cublas_or_cuda():
+    code = ("import lorikeet as lk; s = lk.runtime.stats(); "
+            "print(s['cublas_calls'], any('libcublas' in l or 'libcuda.' in l for l in open('/proc/self/maps')))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.split() == ["0", "False"]
 
 
 # ---- with a GPU ----

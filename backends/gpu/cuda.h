@@ -49,6 +49,7 @@ typedef struct Cu {
     int ntuples;
     IrFunc **dev;            /* functions called from element code: lk_f<i> */
     int ndev;
+    bool matmul_tiles;       /* cuda_matmul.c's template is in types */
 } Cu;
 
 /* cuda_preamble.c */
@@ -129,5 +130,12 @@ const char *cu_apply_combine(Cu *c, const IrCombine *cb, const char *acc, const 
 
 /* cuda_kernels.c */
 bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner);
+
+/* cuda_matmul.c: the body of kernel `index`, a GPU_K_MATMUL (the tiled product; its template and traits go to
+ * c->types) */
+bool cu_matmul_kernel(Cu *c, const GpuKernelLayout *k, int index);
+/* The start of the body of REDUCE_AXIS kernel `index` with k->product set: the tiled product when p.s[product],
+ * then return; the line kernel follows it */
+void cu_matmul_in_reduce(Cu *c, const GpuKernelLayout *k, int index);
 
 #endif

@@ -9,7 +9,8 @@
  * last block to take the ticket combines the partials in block order and zeroes the ticket: the result depends
  * on the grid only, never on which block finished first. A user's combine (lk.reduce with a function) runs in
  * one thread, in order (a combine may raise, and the tree has no way out of its barriers yet). Axis reductions
- * and scans take a work item per line, which reduces or scans it in order. */
+ * and scans take a work item per line, which reduces or scans it in order. Matrix products are
+ * cuda_matmul.c's. */
 #include "cuda.h"
 
 /* Variables of the region that the element code takes from the slots, at the start of each work item (a
@@ -530,30 +531,6 @@ static bool scan_kernel(Cu *c, const GpuKernelLayout *k)
     return line_kernel(c, k, n->u.scan.axis, true, &l);
 }
 
-/* The matrix product: a work item per element of out, summing over k in order (a tiled kernel and cuBLAS come
- * later). */
-static bool matmul_kernel(Cu *c, const GpuKernelLayout *k)
-{
-    const IrNode *n = k->node;
-    const char *F = cu_scalar(n->type->dtype);
-    const char *arr[3];
-    for (int i = 0; i < 3; i++) {
-        const IrNode *v = i < 2 ? n->u.call.args[i] : n->u.call.out;
-        arr[i] = cu_from_slots(c, v->type, k->arg[i]);
-    }
-    open_grid_loop(c);
-    cu_line(c, "const i64 lk_i = lk_w / %s.shape[1], lk_jj = lk_w %% %s.shape[1];", arr[2], arr[2]);
-    cu_line(c, "%s lk_s = 0;", F);
-    cu_line(c, "const char *lk_pa = %s.data + lk_i * %s.strides[0], *lk_pb = %s.data + lk_jj * %s.strides[1];", arr[0], arr[0],
-            arr[1], arr[1]);
-    cu_line(c, "for (i64 lk_kk = 0; lk_kk < %s.shape[1]; lk_kk++)", arr[0]);
-    cu_line(c, "    lk_s += *(const %s *)(lk_pa + lk_kk * %s.strides[1]) * *(const %s *)(lk_pb + lk_kk * %s.strides[0]);", F, arr[0],
-            F, arr[1]);
-    cu_line(c, "*(%s *)(%s.data + lk_i * %s.strides[0] + lk_jj * %s.strides[1]) = lk_s;", F, arr[2], arr[2], arr[2]);
-    close_brace(c);
-    return true;
-}
-
 bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
 {
     c->f = owner;
@@ -565,8 +542,9 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
     cu_buf_printf(c->out, "/* kernel %d: the %s at %s:%d (%s) */\n", index, kinds[k->kind],
                   k->node->pos.file ? k->node->pos.file : owner->file, k->node->pos.line, owner->name);
     /* where each value sits in the parameter block (kernel_abi.h), for readers of inspect_cuda and its tests */
-    cu_buf_printf(c->out, "/* layout: nslots=%d n=%d ndim=%d dims=%d flat_ok=%d out=%d start=%d step=%d arg=%d,%d,%d in=", k->nslots,
-                  k->n, k->ndim, k->dims, k->flat_ok, k->out, k->start, k->step, k->arg[0], k->arg[1], k->arg[2]);
+    cu_buf_printf(c->out, "/* layout: nslots=%d n=%d ndim=%d dims=%d flat_ok=%d out=%d start=%d step=%d product=%d arg=%d,%d,%d in=",
+                  k->nslots, k->n, k->ndim, k->dims, k->flat_ok, k->out, k->start, k->step, k->product, k->arg[0], k->arg[1],
+                  k->arg[2]);
     for (int i = 0; i < k->ninputs; i++) cu_buf_printf(c->out, "%s%d", i ? "," : "", k->input[i]);
     cu_buf_printf(c->out, " uses=");
     for (int j = 0; j < k->nuses; j++) cu_buf_printf(c->out, "%s%s:%d", j ? "," : "", k->node->region->uses[j]->name, k->use[j]);
@@ -586,13 +564,16 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
         own_fail = k->node->u.reduce.op != IR_RED_FUNC;
         ok = reduce_all_kernel(c, k, index);
         break;
-    case GPU_K_REDUCE_AXIS: ok = reduce_axis_kernel(c, k); break;
+    case GPU_K_REDUCE_AXIS:
+        if (k->product >= 0) cu_matmul_in_reduce(c, k, index);
+        ok = reduce_axis_kernel(c, k);
+        break;
     case GPU_K_SCAN: ok = scan_kernel(c, k); break;
     case GPU_K_PRANGE:
         own_fail = k->node->u.for_range.nreds > 0;
         ok = prange_kernel(c, k, index);
         break;
-    case GPU_K_MATMUL: ok = matmul_kernel(c, k); break;
+    case GPU_K_MATMUL: ok = cu_matmul_kernel(c, k, index); break;
     }
     if (!own_fail) {
         cu_line(c, "return;");

@@ -52,11 +52,56 @@ static bool kernel_kind(const IrNode *n, GpuKernelKind *kind, const char *file, 
     }
 }
 
+/* e is param p of the map, or a cast of it */
+static bool is_param(const IrNode *e, const IrVar *p)
+{
+    if (e->kind == IR_CAST) e = e->u.cast.value;
+    return e->kind == IR_VAR && e->u.var.var == p;
+}
+
+bool gpu_reduce_is_product(const IrNode *n)
+{
+    if (n->kind != IR_REDUCE || n->u.reduce.op != IR_RED_ADD || n->u.reduce.axis != 1 || !n->u.reduce.out) return false;
+    const IrNode *map = n->u.reduce.input;
+    if (map->kind != IR_MAP || map->type->ndim != 3 || map->u.map.ninputs != 2 || map->u.map.nparams != 2) return false;
+    for (int i = 0; i < 2; i++) {
+        const IrType *t = map->u.map.inputs[i]->type;
+        if (t->kind != IR_TY_ARRAY || t->ndim != 3) return false;
+    }
+    const IrNode *body = map->u.map.body;
+    IrDtype dt = body->type->dtype;
+    if (body->kind != IR_BINOP || ir_dtype_is_float(dt) || n->u.reduce.out->type->dtype != dt) return false;
+    if (body->u.binop.op != (dt == IR_DT_BOOL ? IR_OP_BITAND : IR_OP_MUL)) return false;
+    return is_param(body->u.binop.lhs, map->u.map.params[0]) && is_param(body->u.binop.rhs, map->u.map.params[1]);
+}
+
+GpuGemvForm gpu_reduce_gemv_form(const IrNode *n)
+{
+    if (n->kind != IR_REDUCE || n->u.reduce.op != IR_RED_ADD || !n->u.reduce.out) return GPU_GEMV_NONE;
+    const IrNode *map = n->u.reduce.input;
+    if (map->kind != IR_MAP || map->type->ndim != 2 || map->u.map.ninputs != 2 || map->u.map.nparams != 2)
+        return GPU_GEMV_NONE;
+    const IrNode *body = map->u.map.body;
+    IrDtype dt = body->type->dtype;
+    if ((dt != IR_DT_FLOAT32 && dt != IR_DT_FLOAT64) || n->u.reduce.out->type->dtype != dt || body->kind != IR_BINOP ||
+        body->u.binop.op != IR_OP_MUL)
+        return GPU_GEMV_NONE;
+    const IrType *t0 = map->u.map.inputs[0]->type, *t1 = map->u.map.inputs[1]->type;
+    if (t0->kind != IR_TY_ARRAY || t1->kind != IR_TY_ARRAY || t0->dtype != dt || t1->dtype != dt) return GPU_GEMV_NONE;
+    const IrNode *l = body->u.binop.lhs, *r = body->u.binop.rhs;
+    if (l->kind != IR_VAR || r->kind != IR_VAR || l->u.var.var != map->u.map.params[0] ||
+        r->u.var.var != map->u.map.params[1])
+        return GPU_GEMV_NONE;
+    if (n->u.reduce.axis == 1 && t0->ndim == 2 && t1->ndim == 1) return GPU_GEMV_ROWS;
+    if (n->u.reduce.axis == 0 && t0->ndim == 2 && t1->ndim == 2) return GPU_GEMV_COLS;
+    return GPU_GEMV_NONE;
+}
+
 bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *L, const char *file, LkDiag *diag)
 {
     memset(L, 0, sizeof *L);
     L->node = node;
-    L->n = L->dims = L->flat_ok = L->out = L->start = L->step = -1;
+    L->n = L->dims = L->flat_ok = L->out = L->start = L->step = L->product = -1;
     L->arg[0] = L->arg[1] = L->arg[2] = -1;
     if (!node->region) return refuse(diag, node, file, "a node that is not a parallel region");
     if (!kernel_kind(node, &L->kind, file, diag)) return false;
@@ -87,6 +132,7 @@ bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *L, c
         s += L->ndim;
     }
     if (L->kind == GPU_K_MAP || L->kind == GPU_K_REDUCE_ALL) L->flat_ok = s++;
+    if (L->kind == GPU_K_REDUCE_AXIS && gpu_reduce_is_product(node)) L->product = s++;
     if (L->map) {
         L->ninputs = L->map->u.map.ninputs;
         for (int i = 0; i < L->ninputs; i++) {

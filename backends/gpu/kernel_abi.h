@@ -34,12 +34,17 @@
  *                  space's last nd axes (nd its ndim; 0 on a broadcast axis); a scalar input is its value;
  *   s[out]         MAP, IMAP, REDUCE_AXIS, SCAN: the array filled, data address then its strides (its ndim);
  *   s[start], s[step]  PRANGE: the loop's first value and step (n is its trip count, already checked);
+ *   s[product]     REDUCE_AXIS of an integer or bool matrix product (gpu_reduce_is_product): 1 when the host found
+ *                  the inputs' strides those of a product (a's zero along axis 2, b's along axis 0): then the
+ *                  work items are as MATMUL's, over the space (m, k, n) and out; 0: a line each, as any;
  *   s[arg[i]]      MATMUL: its arguments a, b and out, each an array value (data, base, shape, strides);
  *   s[use[j]]      the region's uses (IrRegion.uses, in order): each variable's value before the region (the
  *                  per-element code takes its own copy of each: variables it assigns are private to a work item).
  * Work items: MAP, REDUCE_ALL: the elements of the space; IMAP: its index tuples in C order; REDUCE_AXIS: the
  * elements of out (each reduces one line of the space along the axis, in order); SCAN: the lines of out along
- * its axis (one for axis -1: the space flattened); PRANGE: the iterations; MATMUL: the elements of out.
+ * its axis (one for axis -1: the space flattened); PRANGE: the iterations; MATMUL: RT_GPU_BLOCK per square tile of
+ * GPU_MATMUL_TILE x GPU_MATMUL_TILE elements of out (a block per tile, cuda_matmul.c), launched only when cuBLAS
+ * did not take the product (runtime.h's rt_gpu_gemm).
  * Launch kinds: REDUCE_ALL and a PRANGE with reductions launch as RT_LAUNCH_REDUCE: each block reduces its work
  * items in order, writes its partial at GPU_PARTIALS_OFFSET + block * 16, and the last block to take a ticket
  * combines the partials in block order into the results (REDUCE_ALL: one; PRANGE: one per reduction, in
@@ -57,6 +62,7 @@
 #define GPU_ERROR_ORDER_OFFSET 40
 #define GPU_ERROR_LOCK_OFFSET 48
 #define GPU_ERROR_RECORD_BYTES 64
+#define GPU_MATMUL_TILE 64            /* the side of the tile of out that a matrix product's block computes */
 
 typedef enum {
     GPU_K_MAP,         /* an IR_MAP (with out, after ir_explicit_alloc) */
@@ -75,12 +81,27 @@ typedef struct GpuKernelLayout {
     int ndim;             /* of the iteration space (MAP, IMAP, REDUCE_*, SCAN) */
     int nslots;
     int n, dims, flat_ok, out, start, step; /* slot offsets, -1 where the kind has none */
+    int product;          /* REDUCE_AXIS that gpu_reduce_is_product: the slot of its flag, else -1 */
     int input[IR_MAX_MAP_INPUTS];
     int ninputs;
     int arg[3];
     int *use;             /* by index into node->region->uses */
     int nuses;
 } GpuKernelLayout;
+
+/* Whether an axis reduction is typespec's integer or bool matrix product, C = sum over axis 1 of
+ * a[:, :, None] * b[None, :, :] (typespec/linalg.c; & for bool): reduce[add] along axis 1 of a 3-d map of two
+ * arrays whose body multiplies its two params (each maybe cast to the body's dtype), into out of that dtype.
+ * Such a kernel also holds the tiled product (cuda_matmul.c), which the host picks when the strides agree. */
+bool gpu_reduce_is_product(const IrNode *n);
+
+/* Whether an axis reduction is typespec's float matrix-vector product (float32 or float64, one dtype):
+ * GPU_GEMV_ROWS for A @ x, reduce[add] along axis 1 of a map of a 2-d and a 1-d array multiplying its params;
+ * GPU_GEMV_COLS for x @ B, along axis 0 of a map of a 2-d view (x[:, None]) and a 2-d array; else GPU_GEMV_NONE.
+ * The host offers those to cuBLAS's GEMV (when x[:, None]'s strides say it is one) before launching the kernel,
+ * which is the plain axis reduction. */
+typedef enum { GPU_GEMV_NONE, GPU_GEMV_ROWS, GPU_GEMV_COLS } GpuGemvForm;
+GpuGemvForm gpu_reduce_gemv_form(const IrNode *n);
 
 /* The layout of region node's kernel (node->region set), allocated in arena; false with diag set when the node
  * is one the gpu backend cannot run yet (the message says what, naming the node's line). */

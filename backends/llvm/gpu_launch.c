@@ -207,6 +207,83 @@ static void check_not_empty(Cg *cg, const IrNode *n, LLVMValueRef size)
     cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntEQ, size, cg_i64(cg, 0), ""), RT_ERR_VALUE, n->pos, extra, 1);
 }
 
+/* ceil(x / d) for x >= 0 */
+static LLVMValueRef ceil_div(Cg *cg, LLVMValueRef x, int64_t d)
+{
+    return LLVMBuildSDiv(cg->b, LLVMBuildAdd(cg->b, x, cg_i64(cg, d - 1), ""), cg_i64(cg, d), "");
+}
+
+/* The work items of a matrix product's kernel: RT_GPU_BLOCK per tile of out (kernel_abi.h's MATMUL). */
+static LLVMValueRef tile_items(Cg *cg, LLVMValueRef rows, LLVMValueRef cols)
+{
+    LLVMValueRef tiles = LLVMBuildMul(cg->b, ceil_div(cg, rows, GPU_MATMUL_TILE), ceil_div(cg, cols, GPU_MATMUL_TILE), "");
+    return LLVMBuildMul(cg->b, tiles, cg_i64(cg, RT_GPU_BLOCK), "");
+}
+
+/* An integer or bool matrix product (gpu_reduce_is_product): the tiled kernel when a's elements do not vary
+ * along the space's axis 2 nor b's along axis 0 (a[:, :, None] and b[None, :, :], as typespec makes it), which
+ * only the strides tell; else a line per work item as for any axis reduction. Returns the work items. */
+static LLVMValueRef product_items(Cg *cg, Block *b, const GpuKernelLayout *L, const CgMap *m, LLVMValueRef lines)
+{
+    LLVMValueRef zero = cg_i64(cg, 0), one = cg_i64(cg, 1);
+    LLVMValueRef a_ok = LLVMBuildOr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[0][2], zero, ""),
+                                    LLVMBuildICmp(cg->b, LLVMIntSLE, m->dims[2], one, ""), "");
+    LLVMValueRef b_ok = LLVMBuildOr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[1][0], zero, ""),
+                                    LLVMBuildICmp(cg->b, LLVMIntSLE, m->dims[0], one, ""), "");
+    LLVMValueRef tiled = LLVMBuildAnd(cg->b, a_ok, b_ok, "");
+    put(cg, b, L->product, LLVMBuildZExt(cg->b, tiled, cg->i64, ""));
+    return LLVMBuildSelect(cg->b, tiled, tile_items(cg, m->dims[0], m->dims[2]), lines, "");
+}
+
+/* rt_gpu_gemm for a product of dtype dt (float32 or float64), then a branch: to the block returned when cuBLAS
+ * took it, else on to the code that follows (the builder is left there). `offer` false: cuBLAS is not asked. */
+static LLVMBasicBlockRef cublas_first(Cg *cg, IrDtype dt, LLVMValueRef offer, LLVMValueRef *args12)
+{
+    LLVMValueRef taken = cg_alloca(cg, cg->i32, "cublas_taken");
+    LLVMBuildStore(cg->b, LLVMConstInt(cg->i32, 0, 0), taken);
+    LLVMBasicBlockRef ask = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "cublas_ask");
+    LLVMBasicBlockRef asked = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "cublas_asked");
+    LLVMBuildCondBr(cg->b, offer, ask, asked);
+    LLVMPositionBuilderAtEnd(cg->b, ask);
+    LLVMTypeRef params[15] = {cg->ptr, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64,
+                              cg->ptr, cg->i64, cg->i64, cg->i64, cg->i64, cg->i64, cg->ptr};
+    LLVMValueRef args[15] = {cg->rtctx, LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32 ? RT_GEMM_F32 : RT_GEMM_F64, 0)};
+    for (int i = 0; i < 12; i++) args[2 + i] = args12[i];
+    args[14] = taken;
+    cg_check_status(cg, cg_call_rt(cg, "rt_gpu_gemm", cg->i32, params, args, 15));
+    LLVMBuildBr(cg->b, asked);
+    LLVMPositionBuilderAtEnd(cg->b, asked);
+    LLVMValueRef by_cublas = LLVMBuildICmp(cg->b, LLVMIntNE, LLVMBuildLoad2(cg->b, cg->i32, taken, ""),
+                                           LLVMConstInt(cg->i32, 0, 0), "");
+    LLVMBasicBlockRef own = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "own_kernel");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "cublas_done");
+    LLVMBuildCondBr(cg->b, by_cublas, done, own);
+    LLVMPositionBuilderAtEnd(cg->b, own);
+    return done;
+}
+
+/* A float matrix-vector product (gpu_reduce_gemv_form) offered to cuBLAS as a GEMM with one column (A @ x: C is
+ * m x 1) or one row (x @ B: 1 x n), which rt_gpu_gemm computes with GEMV. x[:, None] is offered only where its
+ * strides say it is one (zero along axis 1). NULL when n is no such product. */
+static LLVMBasicBlockRef gemv_first(Cg *cg, const IrNode *n, const CgMap *m, LLVMValueRef out)
+{
+    GpuGemvForm form = gpu_reduce_gemv_form(n);
+    if (form == GPU_GEMV_NONE) return NULL;
+    IrDtype dt = n->u.reduce.out->type->dtype;
+    LLVMValueRef es = cg_i64(cg, ir_dtype_size(dt)), one = cg_i64(cg, 1), out_s = cg_array_stride(cg, out, 0);
+    LLVMValueRef in0 = cg_array_data(cg, m->vals[0]), in1 = cg_array_data(cg, m->vals[1]);
+    if (form == GPU_GEMV_ROWS) {
+        LLVMValueRef args[12] = {in0, m->bstrides[0][0], m->bstrides[0][1], in1, m->bstrides[1][0], es,
+                                 cg_array_data(cg, out), out_s, es, m->dims[0], one, m->dims[1]};
+        return cublas_first(cg, dt, LLVMConstInt(cg->i1, 1, 0), args);
+    }
+    LLVMValueRef is_vector = LLVMBuildOr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[0][1], cg_i64(cg, 0), ""),
+                                         LLVMBuildICmp(cg->b, LLVMIntSLE, m->dims[1], one, ""), "");
+    LLVMValueRef args[12] = {in0, es, m->bstrides[0][0], in1, m->bstrides[1][0], m->bstrides[1][1],
+                             cg_array_data(cg, out), es, out_s, one, m->dims[1], m->dims[0]};
+    return cublas_first(cg, dt, is_vector, args);
+}
+
 static LLVMValueRef gpu_reduce(Cg *cg, const IrNode *n, const GpuKernelLayout *L)
 {
     const IrNode *map = n->u.reduce.input;
@@ -235,7 +312,13 @@ static LLVMValueRef gpu_reduce(Cg *cg, const IrNode *n, const GpuKernelLayout *L
     }
     LLVMValueRef out = cg_expr(cg, n->u.reduce.out);
     put_out(cg, &b, L, out, m.ndim - 1);
+    if (L->product >= 0) lines = product_items(cg, &b, L, &m, lines);
+    LLVMBasicBlockRef done = gemv_first(cg, n, &m, out);
     launch(cg, L, &b, lines, RT_LAUNCH_ELEMENTS);
+    if (done) {
+        LLVMBuildBr(cg->b, done);
+        LLVMPositionBuilderAtEnd(cg->b, done);
+    }
     return out;
 }
 
@@ -255,6 +338,8 @@ static LLVMValueRef gpu_scan(Cg *cg, const IrNode *n, const GpuKernelLayout *L)
     return out;
 }
 
+/* A float product goes to cuBLAS first (rt_gpu_gemm: it says whether it took it, runtime/cublas.c says when it
+ * does); the tiled kernel computes the rest, a block per GPU_MATMUL_TILE square of out (kernel_abi.h). */
 static LLVMValueRef gpu_matmul(Cg *cg, const IrNode *n, const GpuKernelLayout *L)
 {
     LLVMValueRef a = cg_expr(cg, n->u.call.args[0]), bm = cg_expr(cg, n->u.call.args[1]);
@@ -262,13 +347,25 @@ static LLVMValueRef gpu_matmul(Cg *cg, const IrNode *n, const GpuKernelLayout *L
     LLVMValueRef extra[3] = {k, kb, cg_i64(cg, 0)};
     cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, k, kb, ""), RT_ERR_SHAPE, n->pos, extra, 3);
     LLVMValueRef c = cg_expr(cg, n->u.call.out);
+    LLVMValueRef m = cg_array_dim(cg, c, 0), nn = cg_array_dim(cg, c, 1);
+    IrDtype dt = n->type->dtype;
+    LLVMBasicBlockRef done = NULL;
+    if (dt == IR_DT_FLOAT32 || dt == IR_DT_FLOAT64) {
+        LLVMValueRef args[12] = {cg_array_data(cg, a), cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1),
+                                 cg_array_data(cg, bm), cg_array_stride(cg, bm, 0), cg_array_stride(cg, bm, 1),
+                                 cg_array_data(cg, c), cg_array_stride(cg, c, 0), cg_array_stride(cg, c, 1), m, nn, k};
+        done = cublas_first(cg, dt, LLVMConstInt(cg->i1, 1, 0), args);
+    }
     Block b = new_block(cg, L);
     put_value(cg, &b, L->arg[0], a, n->u.call.args[0]->type);
     put_value(cg, &b, L->arg[1], bm, n->u.call.args[1]->type);
     put_value(cg, &b, L->arg[2], c, n->u.call.out->type);
     put_uses(cg, &b, L);
-    LLVMValueRef elems = LLVMBuildMul(cg->b, cg_array_dim(cg, c, 0), cg_array_dim(cg, c, 1), "");
-    launch(cg, L, &b, elems, RT_LAUNCH_ELEMENTS);
+    launch(cg, L, &b, tile_items(cg, m, nn), RT_LAUNCH_ELEMENTS);
+    if (done) {
+        LLVMBuildBr(cg->b, done);
+        LLVMPositionBuilderAtEnd(cg->b, done);
+    }
     return c;
 }
 
