@@ -66,6 +66,22 @@ def test_without_a_gpu_the_selftest_refuses_the_same_way():
         _lorikeet._gpu_selftest(np.arange(4.0))
 
 
+def test_the_pinned_staging_is_described_without_initialising_cuda():
+    code = ("import lorikeet as lk; i = lk._lorikeet._gpu_staging_info(); "
+            "print(i['chunk_bytes'], i['min_bytes'], i['cap_bytes'], i['pinned_bytes']); "
+            "print(any('libcuda' in l for l in open('/proc/self/maps')))")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(lk.__file__)))
+    env.pop("LORIKEET_GPU_PINNED_MB", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    chunk, least, cap, held = map(int, out.stdout.split()[:4])
+    assert out.stdout.split()[4] == "False"
+    assert 0 < least <= chunk <= cap == 64 << 20 and held == 0
+    env["LORIKEET_GPU_PINNED_MB"] = "16"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert int(out.stdout.split()[2]) == 16 << 20
+
+
 def test_gpu_available_is_a_pair():
     ok, why = lk.gpu_available()
     assert isinstance(ok, bool)

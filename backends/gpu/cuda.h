@@ -47,6 +47,8 @@ typedef struct Cu {
     int ntuples;
     IrFunc **dev;            /* functions called from element code: lk_f<i> */
     int ndev;
+    int nraises;             /* raises emitted so far (cu_raise and the kernels' own checks) */
+    int ndevcalls;           /* calls of device functions (lk_f<i>) emitted so far */
 } Cu;
 
 /* cuda_preamble.c */
