@@ -132,6 +132,36 @@ def test_nvrtc_uses_no_fast_math_unless_asked():
     assert exact != fast  # IEEE division against the approximate one
 
 
+@needs_nvrtc
+def test_the_same_kernels_compile_once_in_a_process():
+    import time
+
+    def first(x):
+        return np.sqrt(x * x + 1.25)
+
+    def second(y):  # another function, at another line: its kernel is the same code
+
+        return np.sqrt(y * y + 1.25)
+
+    a = np.arange(8.0)
+    s1, s2 = lk.jit(first).inspect_cuda(a), lk.jit(second).inspect_cuda(a)
+    assert s1 != s2  # they differ in the comments naming their functions and lines
+    c0 = lk.runtime.stats()["compiles"]
+    t0 = time.perf_counter()
+    image1, _ = _lorikeet._nvrtc_compile(s1, 90)
+    t1 = time.perf_counter()
+    image2, _ = _lorikeet._nvrtc_compile(s2, 90)
+    t2 = time.perf_counter()
+    assert image1 == image2 and image1[:4] == b"\x7fELF"
+    assert lk.runtime.stats()["compiles"] == c0 + 1
+    assert t2 - t1 < (t1 - t0) / 10  # no NVRTC run the second time
+    # another architecture, fastmath, or a different kernel: compiled
+    _lorikeet._nvrtc_compile(s2, 80)
+    _lorikeet._nvrtc_compile(s2, 90, "k.cu", True)
+    _lorikeet._nvrtc_compile(lk.jit(lambda x: np.sqrt(x * x + 1.5)).inspect_cuda(a), 90)
+    assert lk.runtime.stats()["compiles"] == c0 + 4
+
+
 # ---- with a GPU ----
 
 DTYPES = [np.float64, np.float32, np.float16, np.int64, np.int32, np.int8, np.uint16, np.bool_, np.complex128]

@@ -220,7 +220,7 @@ char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *k, int n, bool fastmath
         ok = cu_kernel(&c, &k[i], i, owner_of(root, k[i].node));
         bool raises_here = c.nraises > raises || (dev_raise && c.ndevcalls > calls);
         if (may_raise) may_raise[i] = raises_here;
-        cu_buf_printf(&errors, " lk_k%d%s", i, raises_here ? " may raise," : " raises nothing,");
+        cu_buf_printf(&errors, "%s lk_k%d %s", i ? "," : "", i, raises_here ? "may raise" : "raises nothing");
     }
     char *src = NULL;
     if (ok && diag->kind == LK_OK) {
