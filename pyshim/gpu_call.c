@@ -247,6 +247,7 @@ static PyObject *box_on_device(const IrType *t, int64_t *slots, int *pos, RtCtx 
 static int order_after_arguments(ArgArray *arrays, int n, bool *foreign)
 {
     *foreign = false;
+    uint64_t mine = rt_gpu_stream_if_made();
     for (int i = 0; i < n; i++) {
         if (arrays[i].a) continue;
         if (!lk_is_device_array(arrays[i].obj)) {
@@ -255,7 +256,7 @@ static int order_after_arguments(ArgArray *arrays, int n, bool *foreign)
         }
         uint64_t stream = lk_device_array_stream(arrays[i].obj);
         LkDiag diag = {0};
-        if (stream && rt_gpu_stream_wait(stream, &diag) < 0) {
+        if (stream && stream != mine && rt_gpu_stream_wait(stream, &diag) < 0) {
             if (diag.kind != LK_ERR_MEMORY) diag.kind = LK_ERR_UNAVAILABLE;
             lk_raise_diag(&diag);
             return -1;

@@ -12,7 +12,12 @@
  * gpu_internal.h); a thread's copies and launches go on its stream in order, so no thread waits for another's
  * work. When a thread exits, its state goes to a free list that the next new thread takes, so streams and
  * blocks are made a few times per process, and a stream handle given out (__cuda_array_interface__) stays a
- * valid stream. */
+ * valid stream.
+ *
+ * A launch does not wait. A module knows which of its kernels may write the error record (the backend says);
+ * launching one marks the thread's errors as pending until rt_gpu_sync reads the record, and the shim waits at
+ * the end of a call only then (rt_gpu_errors_pending). Work of one stream is ordered after another's with an
+ * event (rt_gpu_stream_wait), without a host wait. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>

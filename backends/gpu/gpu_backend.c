@@ -84,8 +84,12 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
     char *src = NULL;
     RtGpuModule *module = NULL;
     bool *may_raise = NULL;
-    if (nkernels == 0) goto host;
-    may_raise = calloc((size_t)nkernels, sizeof *may_raise); /* host code on device arrays, launching nothing */
+    if (nkernels == 0) goto host; /* host code on device arrays, launching nothing */
+    may_raise = calloc((size_t)nkernels, sizeof *may_raise);
+    if (!may_raise) {
+        lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0, "out of host memory compiling for the gpu");
+        goto done;
+    }
     src = gpu_emit_cuda(f, kernels, nkernels, opts->fastmath, &names, may_raise, diag);
     if (!src) goto done;
     size_t size = 0;
