@@ -4,8 +4,9 @@
  * allocation of rt_gpu_malloc, or a device RtBuffer a call returned) or that another object keeps alive (a
  * view of an argument). Owned memory is freed, stream-ordered, when the array dies: device memory outlives the
  * call that made it, as a returned NumPy array does. `stream` records the stream whose queued work may still
- * write the array (a call's kernels are not waited for); whoever reads it on another stream, or hands it to
- * another library, waits for that stream first.
+ * use the array (a call's kernels are not waited for unless they may raise: gpu_call.c): whoever reads it on
+ * another stream, or hands it to another library, waits for that stream first, and a free on another thread's
+ * stream is ordered after it.
  *
  * Exports: __cuda_array_interface__ (version 3), __dlpack__ / __dlpack_device__ (the legacy and the versioned
  * capsule), __array__ and copy_to_host() (one device-to-host copy each). Nothing here initialises CUDA until a
@@ -23,7 +24,7 @@ typedef struct LkDeviceArray {
     uint64_t alloc;   /* owned memory from rt_gpu_malloc, or 0 */
     RtBuffer *buffer; /* an owned device buffer of a call, or NULL */
     PyObject *owner;  /* what keeps viewed memory alive, or NULL */
-    uint64_t stream;  /* queued work that may still write it is on this stream; 0: none */
+    uint64_t stream;  /* queued work that may still use it is on this stream (the last call's); 0: none */
     int readonly;
 } LkDeviceArray;
 
@@ -138,13 +139,26 @@ static int wait_for_writer(LkDeviceArray *a)
     return !a->stream || a->stream == rt_gpu_stream_if_made() ? 0 : wait_stream(a);
 }
 
+uint64_t lk_device_array_stream(PyObject *obj)
+{
+    return ((LkDeviceArray *)obj)->stream;
+}
+
+void lk_device_array_used_on(PyObject *obj, uint64_t stream)
+{
+    /* the memory is the owner's: it is freed when the last of the chain dies, so each must know */
+    for (PyObject *o = obj; o && lk_is_device_array(o); o = ((LkDeviceArray *)o)->owner)
+        ((LkDeviceArray *)o)->stream = stream;
+}
+
 static void device_array_dealloc(LkDeviceArray *a)
 {
     if (a->alloc || a->buffer) {
-        /* the free is ordered on this thread's stream: another stream's queued work on it must finish first */
+        /* the free is ordered on this thread's stream: another stream's queued work on it must come first (an
+         * event orders the two streams; nothing waits on the host) */
         if (a->stream && a->stream != rt_gpu_stream_if_made()) {
             LkDiag ignored = {0};
-            rt_gpu_stream_sync(a->stream, &ignored);
+            if (rt_gpu_stream_wait(a->stream, &ignored) < 0) rt_gpu_stream_sync(a->stream, &ignored);
         }
         if (a->buffer) rt_buffer_free(a->buffer);
         if (a->alloc) rt_gpu_free(a->alloc);

@@ -5,7 +5,17 @@
  * host. If the code may write its arguments, each copy goes back once after the call. Results come back as
  * NumPy arrays, one copy per device buffer they use (so several results viewing one buffer still share it
  * on the host); a result that views an argument is a view of that NumPy argument. Scalars come back as on the
- * cpu. Kernels' errors are reported after the one wait at the end of the call (rt_gpu_sync). */
+ * cpu.
+ *
+ * When a call waits: a launch does not wait for its kernel. A call waits for its kernels at its end only when
+ * it must (run_entry): when it launched a kernel that may raise (backends/gpu knows which checks each kernel
+ * kept: a bounds check not proven away, a division by a value not known non-zero, ...), so that the error is
+ * raised at the call that caused it, naming its source line; when another library's array was an argument;
+ * and, through the copies themselves, when NumPy arrays come back. Host code waits for itself where it needs
+ * a value from a kernel (a reduction to a scalar). A call on lorikeet's device arrays whose kernels cannot
+ * raise returns once they are queued on this thread's stream: its results record that stream, and everything
+ * that reads them later (copy_to_host, np.asarray, another thread's call, __cuda_array_interface__'s consumer,
+ * __dlpack__) waits for it or orders its own stream after it; frees are stream-ordered. */
 #include "shim.h"
 
 typedef struct HostRange {
@@ -231,6 +241,47 @@ static PyObject *box_on_device(const IrType *t, int64_t *slots, int *pos, RtCtx 
     return arr;
 }
 
+/* Orders this thread's stream after the queued work of every lorikeet DeviceArray argument made or used on
+ * another thread's stream (an event: nothing waits on the host). *foreign: whether some device argument is
+ * another library's. -1 with an exception set. */
+static int order_after_arguments(ArgArray *arrays, int n, bool *foreign)
+{
+    *foreign = false;
+    uint64_t mine = rt_gpu_stream_if_made();
+    for (int i = 0; i < n; i++) {
+        if (arrays[i].a) continue;
+        if (!lk_is_device_array(arrays[i].obj)) {
+            *foreign = true;
+            continue;
+        }
+        uint64_t stream = lk_device_array_stream(arrays[i].obj);
+        LkDiag diag = {0};
+        if (stream && stream != mine && rt_gpu_stream_wait(stream, &diag) < 0) {
+            if (diag.kind != LK_ERR_MEMORY) diag.kind = LK_ERR_UNAVAILABLE;
+            lk_raise_diag(&diag);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Runs the entry, and waits for its kernels when it must: when one that may raise was launched (its errors are
+ * this call's, raised here with their source line), or when another library's array was an argument (lorikeet
+ * cannot tell that library when its kernels are done with the memory). A call of kernels that cannot raise,
+ * on lorikeet's arrays, returns right after queuing them; whatever reads its results later (a copy to the
+ * host, another thread's stream, another library) waits for this thread's stream first. */
+static int run_entry(LkSpec *s, RtCtx *ctx, int64_t *slots, int64_t *ret, bool foreign)
+{
+    int status = s->entry(ctx, slots, ret);
+    if (!rt_gpu_errors_pending() && !foreign) return status;
+    if (status == 0) return rt_gpu_sync(ctx);
+    /* the host code failed after launching kernels that may raise: their errors came first in program order */
+    RtCtx kernels = {.err = {.status = LK_OK}};
+    if (rt_gpu_sync(&kernels) != 0 && kernels.err.code != RT_ERR_GPU) ctx->err = kernels.err;
+    rt_ctx_release(&kernels);
+    return status;
+}
+
 PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *ret)
 {
     PyObject *objs[LK_MAX_ARRAYS], *owners[LK_MAX_ARRAYS];
@@ -243,15 +294,21 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
     int pos = 0;
     for (int i = 0; i < s->nargs; i++) find_arrays(s->arg_types[i], slots, &pos, arrays, &narrays, objs);
     PyObject *result = NULL;
-    bool any_device = false; /* then results stay on the device */
+    bool any_device = false, foreign = false; /* any_device: then results stay on the device */
     for (int i = 0; i < narrays; i++) any_device |= arrays[i].a == NULL;
+    if (any_device && order_after_arguments(arrays, narrays, &foreign) < 0) return NULL;
     if (copy_in(arrays, narrays, ranges, &nranges) < 0) goto free_ranges;
     RtCtx ctx = {.err = {.status = LK_OK}}, hctx = {.err = {.status = LK_OK}};
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = s->entry(&ctx, slots, ret);
-    if (status == 0) status = rt_gpu_sync(&ctx); /* the kernels' errors */
+    status = run_entry(s, &ctx, slots, ret, foreign);
     Py_END_ALLOW_THREADS
+    if (any_device) {
+        /* the call's queued work uses its device arguments: later readers and frees on other streams wait */
+        uint64_t stream = rt_gpu_stream_if_made();
+        for (int i = 0; i < narrays; i++)
+            if (!arrays[i].a && lk_is_device_array(arrays[i].obj)) lk_device_array_used_on(arrays[i].obj, stream);
+    }
     if (status != 0) {
         LkDiag diag;
         rt_error_diag(&ctx.err, &s->names, &diag);
@@ -271,7 +328,7 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
         }
     }
     rt_ctx_release(&hctx);
-    rt_ctx_release(&ctx);
+    rt_ctx_release(&ctx); /* the device buffers not returned go back stream-ordered, after the kernels using them */
 free_ranges:
     for (int r = 0; r < nranges; r++)
         if (ranges[r].dev) rt_gpu_free(ranges[r].dev);

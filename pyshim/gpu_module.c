@@ -25,7 +25,8 @@ static PyObject *gpu_stats(PyObject *self, PyObject *unused)
                          (long long)s.d2h_bytes, "d2d_copies", (long long)s.d2d_copies, "device_allocations",
                          (long long)s.allocations, "device_frees", (long long)s.frees, "device_live_bytes",
                          (long long)s.live_bytes, "launches", (long long)s.launches, "compiles", (long long)s.compiles,
-                         "modules", (long long)s.modules, "cublas_calls", (long long)s.cublas_calls);
+                         "modules", (long long)s.modules, "cublas_calls", (long long)s.cublas_calls, "waits",
+                         (long long)s.waits);
 }
 
 /* cuBLAS as the runtime finds it (loading the library needs no GPU): (version, path) or (0, why not). */
@@ -352,7 +353,18 @@ static PyObject *device_view(PyObject *self, PyObject *obj)
     return r;
 }
 
+/* _gpu_staging_info() -> the pinned staging of host copies (runtime/gpu_memory.c): its buffer size, the smallest
+ * copy it takes, the most it pins, and what is pinned now. Initialises nothing. */
+static PyObject *gpu_staging_info(PyObject *self, PyObject *unused)
+{
+    int64_t chunk, min, cap, held;
+    rt_gpu_staging(&chunk, &min, &cap, &held);
+    return Py_BuildValue("{sLsLsLsL}", "chunk_bytes", (long long)chunk, "min_bytes", (long long)min, "cap_bytes",
+                         (long long)cap, "pinned_bytes", (long long)held);
+}
+
 static PyMethodDef gpu_functions[] = {
+    {"_gpu_staging_info", gpu_staging_info, METH_NOARGS, "_gpu_staging_info() -> the pinned staging's sizes"},
     {"_device_empty", device_empty, METH_VARARGS, "_device_empty(nbytes) -> an uninitialised uint8 DeviceArray"},
     {"_device_view", device_view, METH_O, "_device_view(obj) -> how the call path sees a device array, or None"},
     {"gpu_available", gpu_available, METH_NOARGS, "gpu_available() -> (True, None) or (False, why not)"},

@@ -147,6 +147,10 @@ PyObject *lk_device_array_view(PyObject *owner, uint64_t data, int type_num, int
                                const int64_t *strides);
 int lk_device_array_init(PyObject *m);                   /* device_array.c's part of lk_gpu_module_init */
 void lk_device_array_fill_view(PyObject *obj, LkDeviceView *v); /* obj: a DeviceArray */
+/* obj a DeviceArray: the stream whose queued work may still use it (0: none); that a call queued work using it
+ * on stream (it and the DeviceArrays whose memory it views are marked, for later readers and frees). */
+uint64_t lk_device_array_stream(PyObject *obj);
+void lk_device_array_used_on(PyObject *obj, uint64_t stream);
 /* Adds DeviceArray, to_device, gpu_available, gpu_stats and the private gpu entry points to the module. */
 int lk_gpu_module_init(PyObject *m);
 

@@ -12,7 +12,12 @@
  * gpu_internal.h); a thread's copies and launches go on its stream in order, so no thread waits for another's
  * work. When a thread exits, its state goes to a free list that the next new thread takes, so streams and
  * blocks are made a few times per process, and a stream handle given out (__cuda_array_interface__) stays a
- * valid stream. */
+ * valid stream.
+ *
+ * A launch does not wait. A module knows which of its kernels may write the error record (the backend says);
+ * launching one marks the thread's errors as pending until rt_gpu_sync reads the record, and the shim waits at
+ * the end of a call only then (rt_gpu_errors_pending). Work of one stream is ordered after another's with an
+ * event (rt_gpu_stream_wait), without a host wait. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -70,7 +75,9 @@ static int load_driver(void)
     SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2") SYM(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")
     SYM(MemsetD8Async, "cuMemsetD8Async") SYM(ModuleLoadDataEx, "cuModuleLoadDataEx")
     SYM(ModuleGetFunction, "cuModuleGetFunction") SYM(LaunchKernel, "cuLaunchKernel")
-    SYM(PointerGetAttribute, "cuPointerGetAttribute")
+    SYM(PointerGetAttribute, "cuPointerGetAttribute") SYM(EventCreate, "cuEventCreate")
+    SYM(EventRecord, "cuEventRecord") SYM(EventSynchronize, "cuEventSynchronize")
+    SYM(StreamWaitEvent, "cuStreamWaitEvent")
 #undef SYM
     return 0;
 }
@@ -311,6 +318,7 @@ static GpuThread *new_thread_state(LkDiag *diag)
         }
     }
     memset(t->mirror, 0, GPU_MIRROR_BYTES);
+    t->errors_pending = 0;
     pthread_once(&key_once, make_key);
     pthread_setspecific(thread_key, t);
     return t;
@@ -339,6 +347,20 @@ int rt_gpu_stream_sync(uint64_t stream, LkDiag *diag)
     if (gpu_enter(diag) < 0) return -1;
     return gpu_check(gpu_cu.StreamSynchronize((CUstream)(uintptr_t)stream), "cuStreamSynchronize", LK_ERR_INTERNAL,
                      diag);
+}
+
+int rt_gpu_stream_wait(uint64_t stream, LkDiag *diag)
+{
+    GpuThread *t = gpu_thread(diag);
+    if (!t) return -1;
+    if (!stream || (CUstream)(uintptr_t)stream == t->stream) return 0;
+    if (!t->event &&
+        gpu_check(gpu_cu.EventCreate(&t->event, CU_EVENT_DISABLE_TIMING), "cuEventCreate", LK_ERR_INTERNAL, diag) < 0)
+        return -1;
+    /* the wait captures the event's latest record, so one event a thread serves every such wait */
+    if (gpu_check(gpu_cu.EventRecord(t->event, (CUstream)(uintptr_t)stream), "cuEventRecord", LK_ERR_INTERNAL, diag) < 0)
+        return -1;
+    return gpu_check(gpu_cu.StreamWaitEvent(t->stream, t->event, 0), "cuStreamWaitEvent", LK_ERR_INTERNAL, diag);
 }
 
 int rt_gpu_pointer_device(uint64_t dptr, LkDiag *diag)
@@ -374,8 +396,14 @@ void gpu_last_diag(LkDiag *out)
 struct RtGpuModule {
     CUmodule module;
     int nkernels;
+    unsigned char *may_raise; /* per kernel: it may write the error record (1 until the loader says otherwise) */
     CUfunction kernels[];
 };
+
+void rt_gpu_module_set_may_raise(RtGpuModule *m, int k, int may_raise)
+{
+    if (m && k >= 0 && k < m->nkernels) m->may_raise[k] = may_raise != 0;
+}
 
 RtGpuModule *rt_gpu_module_load(const void *image, size_t size, int is_ptx, const char *const *kernels, int nkernels,
                                 LkDiag *diag)
@@ -395,13 +423,16 @@ RtGpuModule *rt_gpu_module_load(const void *image, size_t size, int is_ptx, cons
         }
         return NULL;
     }
-    RtGpuModule *m = calloc(1, sizeof *m + sizeof(CUfunction) * (size_t)(nkernels > 0 ? nkernels : 1));
+    size_t nk = (size_t)(nkernels > 0 ? nkernels : 1);
+    RtGpuModule *m = calloc(1, sizeof *m + sizeof(CUfunction) * nk + nk);
     if (!m) {
         lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0, "out of host memory loading a gpu module");
         return NULL;
     }
     m->module = module;
     m->nkernels = nkernels;
+    m->may_raise = (unsigned char *)&m->kernels[nk];
+    memset(m->may_raise, 1, nk);
     for (int i = 0; i < nkernels; i++) {
         if (gpu_check(gpu_cu.ModuleGetFunction(&m->kernels[i], module, kernels[i]), "cuModuleGetFunction",
                       LK_ERR_INTERNAL, diag) < 0) {
@@ -445,8 +476,20 @@ int rt_gpu_launch(RtCtx *ctx, RtGpuModule *m, int k, int64_t *slots, int nslots,
     CUresult r = gpu_cu.LaunchKernel(m->kernels[k], grid_for(n, kind), 1, 1, RT_GPU_BLOCK, 1, 1, 0, t->stream, params,
                                      NULL);
     if (gpu_check(r, "cuLaunchKernel", LK_ERR_INTERNAL, &diag) < 0) return gpu_fail(ctx, &diag);
+    t->errors_pending |= m->may_raise[k];
     gpu_count_launch();
     return 0;
+}
+
+static int sync_every_call = -1; /* LORIKEET_GPU_SYNC=1: every call waits for its kernels (debugging) */
+
+int rt_gpu_errors_pending(void)
+{
+    if (sync_every_call < 0) {
+        const char *env = getenv("LORIKEET_GPU_SYNC");
+        sync_every_call = env && *env && strcmp(env, "0") != 0;
+    }
+    return sync_every_call || (this_thread && this_thread->errors_pending);
 }
 
 int rt_gpu_sync(RtCtx *ctx)
@@ -459,6 +502,8 @@ int rt_gpu_sync(RtCtx *ctx)
                   LK_ERR_INTERNAL, &diag) < 0 ||
         gpu_check(gpu_cu.StreamSynchronize(t->stream), "cuStreamSynchronize", LK_ERR_INTERNAL, &diag) < 0)
         return gpu_fail(ctx, &diag);
+    t->errors_pending = 0;
+    gpu_count_wait();
     RtError rec;
     memcpy(&rec, t->mirror, sizeof rec);
     if (rec.status == LK_OK) return 0;

@@ -15,6 +15,7 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUevent_st *CUevent;
 
 enum {
     CUDA_SUCCESS = 0,
@@ -23,6 +24,8 @@ enum {
     CUDA_ERROR_STUB_LIBRARY = 34,
     CUDA_ERROR_NO_DEVICE = 100,
     CU_STREAM_NON_BLOCKING = 1,
+    CU_EVENT_DISABLE_TIMING = 2,
+    CUDA_ERROR_NOT_READY = 600,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
@@ -72,6 +75,10 @@ typedef struct GpuDriver {
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void **, void **);
     CUresult (*PointerGetAttribute)(void *, int, CUdeviceptr);
+    CUresult (*EventCreate)(CUevent *, unsigned);
+    CUresult (*EventRecord)(CUevent, CUstream);
+    CUresult (*EventSynchronize)(CUevent);
+    CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
 } GpuDriver;
 
 extern GpuDriver gpu_cu;
@@ -98,6 +105,8 @@ typedef struct GpuThread {
     CUdeviceptr block;
     unsigned char *mirror;
     struct cublasContext *blas; /* cublas.c's handle bound to stream, made on the first product (NULL until) */
+    int errors_pending;  /* a kernel that may raise was launched since the last rt_gpu_sync */
+    CUevent event;       /* for ordering this stream after another's work (rt_gpu_stream_wait); made on first use */
     struct GpuThread *next_free;
 } GpuThread;
 
@@ -123,5 +132,6 @@ int64_t gpu_nvrtc_compiles(void);
 void gpu_count_launch(void);
 void gpu_count_module(void);
 int64_t gpu_cublas_calls(void); /* cublas.c */
+void gpu_count_wait(void);
 
 #endif

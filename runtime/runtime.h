@@ -231,6 +231,10 @@ void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, 
 typedef struct RtGpuModule RtGpuModule;
 RtGpuModule *rt_gpu_module_load(const void *image, size_t size, int is_ptx, const char *const *kernels, int nkernels,
                                 LkDiag *diag);
+/* Whether kernel k of m can write the device error record (the backend knows which checks it emitted; a kernel
+ * not told about may). Launching one marks this thread's stream as holding errors not read yet
+ * (rt_gpu_errors_pending) until the next rt_gpu_sync. */
+void rt_gpu_module_set_may_raise(RtGpuModule *m, int k, int may_raise);
 
 /* How a kernel is launched (backends/gpu/kernel_abi.h says what each kind of kernel does with its grid). */
 typedef enum {
@@ -249,6 +253,10 @@ int rt_gpu_launch(RtCtx *ctx, RtGpuModule *m, int k, int64_t *slots, int nslots,
 /* Waits for this thread's stream, then reports the first error its kernels raised since the last wait (the
  * device error record, copied into ctx->err and cleared): 0, or non-zero with ctx->err set. */
 int rt_gpu_sync(RtCtx *ctx);
+/* Whether this thread launched a kernel that may raise since its last rt_gpu_sync (or LORIKEET_GPU_SYNC=1 is
+ * set, which makes every call wait): then a call must wait for its kernels before it returns, so that their
+ * errors are raised at the call that caused them. Else nothing of the call can fail on the device. */
+int rt_gpu_errors_pending(void);
 /* The first n 8-byte results that a reduce kernel left in the scratch (kernel_abi.h), after rt_gpu_sync: 0, or
  * non-zero with ctx->err set. */
 int rt_gpu_results(RtCtx *ctx, int64_t *out, int n);
@@ -278,7 +286,9 @@ RtBuffer *rt_gpu_buffer_alloc(RtCtx *ctx, int64_t nbytes);
  * set (LK_ERR_MEMORY, the size, what the pool holds and what the device has free). */
 uint64_t rt_gpu_malloc(int64_t nbytes, LkDiag *diag);
 void rt_gpu_free(uint64_t dptr); /* stream-ordered on this thread's stream; nothing once the device is lost */
-/* Copies on this thread's stream that return when done: 0, or -1 with diag set. Counted in rt_gpu_stats. */
+/* Copies on this thread's stream that return when done: 0, or -1 with diag set. Counted in rt_gpu_stats. Host
+ * memory is pageable (NumPy's): copies of a few hundred KB or more go through page-locked staging buffers that
+ * the runtime keeps (gpu_memory.c says how many); smaller ones, and those that find no free buffer, do not. */
 int rt_gpu_copy_to_device(uint64_t dst, const void *src, int64_t nbytes, LkDiag *diag);
 int rt_gpu_copy_to_host(void *dst, uint64_t src, int64_t nbytes, LkDiag *diag);
 int rt_gpu_copy_on_device(uint64_t dst, uint64_t src, int64_t nbytes, LkDiag *diag);
@@ -294,6 +304,9 @@ uint64_t rt_gpu_stream(LkDiag *diag);
 uint64_t rt_gpu_stream_if_made(void);
 /* Waits for another stream's work (a CUstream handle; 1 and 2 are CUDA's legacy and per-thread default streams). */
 int rt_gpu_stream_sync(uint64_t stream, LkDiag *diag);
+/* Orders this thread's stream after the work queued so far on another stream, without waiting on the host (an
+ * event recorded there, waited for here): 0, or -1 with diag set. Nothing when stream is this thread's or 0. */
+int rt_gpu_stream_wait(uint64_t stream, LkDiag *diag);
 /* The device ordinal that device address dptr belongs to, or -1 with diag set (not a device address). */
 int rt_gpu_pointer_device(uint64_t dptr, LkDiag *diag);
 
@@ -302,8 +315,12 @@ typedef struct RtGpuStats {
     int64_t allocations, frees, live_bytes; /* device memory */
     int64_t launches, compiles, modules;
     int64_t cublas_calls;                   /* matrix products that cuBLAS computed (cublas.c) */
+    int64_t waits;            /* rt_gpu_sync: a host thread waited for its kernels (their errors, their results) */
 } RtGpuStats;
 RtGpuStats rt_gpu_stats(void);
+/* The staging of host copies: the bytes of one buffer, the smallest copy staged, the most bytes ever pinned, and
+ * those pinned now. Initialises nothing. */
+void rt_gpu_staging(int64_t *chunk, int64_t *min, int64_t *cap, int64_t *held);
 
 /* Every runtime entry point that compiled code may call, by name, for the JIT's symbol table. */
 typedef struct RtSymbol {

@@ -502,3 +502,110 @@ def test_products_of_device_arrays_stay_on_the_device():
     assert isinstance(out, lk.DeviceArray)
     assert after["h2d_copies"] == before["h2d_copies"] and after["d2h_copies"] == before["d2h_copies"]
     _close(np.asarray(out), a @ b, np.float32)
+# ---- when a call waits for its kernels (pyshim/gpu_call.c) ----
+
+@needs_gpu
+def test_a_device_pipeline_of_calls_that_cannot_raise_neither_waits_nor_copies():
+    x = np.linspace(0, 1, 1_000_003)
+    f = gpu(step)
+    dx = lk.to_device(x)
+    f(f(dx, dx), dx).copy_to_host()  # compiled, and the first stream made, before counting
+    s0 = lk.runtime.stats()
+    y = f(dx, dx)
+    z = f(y, dx)
+    w = f(z, y)
+    s1 = lk.runtime.stats()
+    assert s1["waits"] == s0["waits"]  # the map's kernel has no check left: nothing to wait for
+    assert s1["h2d_copies"] == s0["h2d_copies"] and s1["d2h_copies"] == s0["d2h_copies"]
+    assert s1["launches"] - s0["launches"] == 3
+    want_y = step(x, x)
+    want_z = step(want_y, x)
+    np.testing.assert_array_equal(w.copy_to_host(), step(want_z, want_y))  # the copy waits for the stream
+    np.testing.assert_array_equal(np.asarray(z), want_z)
+
+
+@needs_gpu
+def test_a_call_that_may_raise_still_raises_at_that_call_with_its_line():
+    a = np.arange(8.0)
+    da = lk.to_device(a)
+    f, g = gpu(out_of_bounds), gpu(step)
+    cpu = lk.jit(out_of_bounds, backend="cpu")
+    with pytest.raises(IndexError) as c:
+        cpu(a, 5)
+    y = g(da, da)  # queued, not waited for
+    with pytest.raises(IndexError) as e:
+        f(da, 5)
+    assert str(e.value) == str(c.value)
+    assert f"line {out_of_bounds.__code__.co_firstlineno + 1}" in str(e.value)
+    # the next calls are clean, and the queued work before the error is intact
+    np.testing.assert_array_equal(f(da, 0).copy_to_host(), a)
+    np.testing.assert_array_equal(y.copy_to_host(), step(a, a))
+    with pytest.raises(ZeroDivisionError):
+        gpu(divide)(lk.to_device(np.arange(5)), 0)
+
+
+@needs_gpu
+def test_a_freed_intermediate_does_not_corrupt_a_later_call():
+    n = 4_000_000
+    x = np.linspace(-1, 1, n)
+    f = gpu(step)
+    dx = lk.to_device(x)
+    f(dx, dx)
+    want = step(step(x, x), x)
+    outs = []
+    for _ in range(20):
+        y = f(dx, dx)  # its memory goes back to the pool while z's kernel may still read it...
+        z = f(y, dx)
+        del y
+        outs.append((z, f(dx, dx)))  # ...and this call's result may be given that memory
+    for z, v in outs:
+        np.testing.assert_array_equal(z.copy_to_host(), want)
+        np.testing.assert_array_equal(v.copy_to_host(), step(x, x))
+
+
+@needs_gpu
+@pytest.mark.parametrize("delta", [-8, -1, 0, 1, 8, 4096])
+def test_numpy_arguments_through_the_pinned_staging_are_exact_around_its_chunk(delta):
+    chunk = lk._lorikeet._gpu_staging_info()["chunk_bytes"]
+    for nbytes in (chunk + delta * 8, 2 * chunk + delta * 8 + 8, 3 * chunk + 24):
+        x = np.random.default_rng(nbytes).random(nbytes // 8)
+        b = np.random.default_rng(nbytes + 1).random(nbytes // 8)
+        got = gpu(step)(x, b)
+        np.testing.assert_array_equal(got, step(x, b))
+
+
+@needs_gpu
+def test_two_threads_each_on_its_own_stream_and_arrays_passed_between_them():
+    import threading
+
+    f = gpu(step)
+    n = 2_000_000
+    xs = [np.linspace(k, k + 1, n) for k in range(2)]
+    f(lk.to_device(xs[0]), lk.to_device(xs[0]))
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            d = lk.to_device(xs[k])
+            y = d
+            for _ in range(10):
+                y = f(y, d)
+            results[k] = y  # left unfinished on this thread's stream
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in range(2):
+        want = xs[k]
+        for _ in range(10):
+            want = step(want, xs[k])
+        # read here, on another thread than the one that queued the work: it waits for that stream
+        np.testing.assert_array_equal(results[k].copy_to_host(), want)
+    # an array made on one thread as an argument on another: that thread's stream is ordered after it
+    both = f(results[0], results[1])
+    np.testing.assert_array_equal(both.copy_to_host(), step(results[0].copy_to_host(), results[1].copy_to_host()))

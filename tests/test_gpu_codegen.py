@@ -454,3 +454,79 @@ def test_the_tiled_product_compiles_with_nvrtc_for_every_element_type():
                for da, db in ((np.float64, np.float64), (np.float32, np.float32), (np.int32, np.int32),
                               (np.int64, np.int8), (np.uint16, np.uint16), (np.uint64, np.uint64), (np.bool_, np.bool_))]
     check_compiles(sources)
+# ---------------------------------------------------------------- which kernels can raise (a call waits for those)
+
+
+def raising(src):
+    """{kernel index: whether it may raise}, from the source's `errors:` line (what gpu_emit_cuda decided for
+    each kernel, the same flag the runtime reads to decide whether a call waits)."""
+    m = re.search(r"/\* errors:(.*) \*/", src)
+    assert m, "the CUDA source names which kernels may raise"
+    return {int(k): what == "may raise" for k, what in re.findall(r"lk_k(\d+) (may raise|raises nothing)", m.group(1))}
+
+
+def test_a_map_without_checks_cannot_raise():
+    assert raising(lk.jit(lambda x: np.sqrt(x * x + 1.0)).inspect_cuda(F64)) == {0: False}
+
+
+def test_integer_division_by_a_variable_may_raise_and_by_a_nonzero_constant_cannot():
+    i = np.arange(8)
+    assert raising(lk.jit(lambda x, y: x // y).inspect_cuda(i, i)) == {0: True}
+    assert raising(lk.jit(lambda x, y: x % y).inspect_cuda(i, i)) == {0: True}
+    for f in (lambda x: x // 3, lambda x: x % 7, lambda x: x // -2):
+        src = lk.jit(f).inspect_cuda(i)
+        assert raising(src) == {0: False}
+        assert "lk_raise(" not in kernel(src, 0)
+    assert raising(lk.jit(lambda x: x // 0).inspect_cuda(i)) == {0: True}
+
+
+def test_a_zero_constant_of_a_narrow_type_keeps_its_check():
+    a = np.arange(8, dtype=np.int8)
+    src = lk.jit(lambda x: x // np.int8(0)).inspect_cuda(a)
+    assert raising(src) == {0: True}
+
+
+def proven_loop(x):
+    out = np.empty_like(x)
+    for k in lk.prange(x.shape[0]):
+        out[k] = x[k] * 2.0
+    return out
+
+
+def shifted_loop(x, j):
+    out = np.empty_like(x)
+    for k in lk.prange(x.shape[0] - j):
+        out[k] = x[k + j] * 2.0
+    return out
+
+
+def test_a_loop_whose_bounds_checks_are_proven_has_a_kernel_that_cannot_raise():
+    # the loop is versioned (ir/bounds_plan.c): one kernel with every check proven away, launched when the
+    # host's test passes, and one that keeps the checks for the other case
+    flags = raising(lk.jit(proven_loop).inspect_cuda(F64))
+    assert False in flags.values()
+
+
+def test_an_index_not_proven_keeps_its_check_and_may_raise():
+    def f(a, idx):
+        return np.array([a[i] for i in idx])
+    assert raising(lk.jit(f).inspect_cuda(F64, np.arange(3))) == {0: True}
+
+
+def test_a_reduction_to_a_scalar_may_raise_and_a_call_of_a_raising_device_function_too():
+    assert raising(lk.jit(lambda x: np.max(x)).inspect_cuda(F64)) == {0: True}  # the empty max's ValueError
+    src = lk.jit(map_divides).inspect_cuda(np.arange(8), 3)
+    assert "lk_raise(lk_err" in src[src.index("__device__ int lk_f0"):src.index("lk_k0(")]
+    assert raising(src) == {0: True}
+
+
+def divide_by(a, b):
+    s = 0
+    for k in range(2):  # a loop: kept a function of its own (a small body would be inlined)
+        s += a // b
+    return s
+
+
+@lk.jit
+def map_divides(x, b):
+    return np.array([divide_by(v, b) for v in x])

@@ -66,6 +66,22 @@ def test_without_a_gpu_the_selftest_refuses_the_same_way():
         _lorikeet._gpu_selftest(np.arange(4.0))
 
 
+def test_the_pinned_staging_is_described_without_initialising_cuda():
+    code = ("import lorikeet as lk; i = lk._lorikeet._gpu_staging_info(); "
+            "print(i['chunk_bytes'], i['min_bytes'], i['cap_bytes'], i['pinned_bytes']); "
+            "print(any('libcuda' in l for l in open('/proc/self/maps')))")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(lk.__file__)))
+    env.pop("LORIKEET_GPU_PINNED_MB", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    chunk, least, cap, held = map(int, out.stdout.split()[:4])
+    assert out.stdout.split()[4] == "False"
+    assert 0 < least <= chunk <= cap == 64 << 20 and held == 0
+    env["LORIKEET_GPU_PINNED_MB"] = "16"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert int(out.stdout.split()[2]) == 16 << 20
+
+
 def test_gpu_available_is_a_pair():
     ok, why = lk.gpu_available()
     assert isinstance(ok, bool)
@@ -157,6 +173,34 @@ def test_counting_cublas_calls_never_loads_cublas_or_cuda():
             "print(s['cublas_calls'], any('libcublas' in l or 'libcuda.' in l for l in open('/proc/self/maps')))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.split() == ["0", "False"]
+@needs_nvrtc
+def test_the_same_kernels_compile_once_in_a_process():
+    import time
+
+    def first(x):
+        return np.sqrt(x * x + 1.25)
+
+    def second(y):  # another function, at another line: its kernel is the same code
+
+        return np.sqrt(y * y + 1.25)
+
+    a = np.arange(8.0)
+    s1, s2 = lk.jit(first).inspect_cuda(a), lk.jit(second).inspect_cuda(a)
+    assert s1 != s2  # they differ in the comments naming their functions and lines
+    c0 = lk.runtime.stats()["compiles"]
+    t0 = time.perf_counter()
+    image1, _ = _lorikeet._nvrtc_compile(s1, 90)
+    t1 = time.perf_counter()
+    image2, _ = _lorikeet._nvrtc_compile(s2, 90)
+    t2 = time.perf_counter()
+    assert image1 == image2 and image1[:4] == b"\x7fELF"
+    assert lk.runtime.stats()["compiles"] == c0 + 1
+    assert t2 - t1 < (t1 - t0) / 10  # no NVRTC run the second time
+    # another architecture, fastmath, or a different kernel: compiled
+    _lorikeet._nvrtc_compile(s2, 80)
+    _lorikeet._nvrtc_compile(s2, 90, "k.cu", True)
+    _lorikeet._nvrtc_compile(lk.jit(lambda x: np.sqrt(x * x + 1.5)).inspect_cuda(a), 90)
+    assert lk.runtime.stats()["compiles"] == c0 + 4
 
 
 # ---- with a GPU ----

@@ -50,6 +50,8 @@ typedef struct Cu {
     IrFunc **dev;            /* functions called from element code: lk_f<i> */
     int ndev;
     bool matmul_tiles;       /* cuda_matmul.c's template is in types */
+    int nraises;             /* raises emitted so far (cu_raise and the kernels' own checks) */
+    int ndevcalls;           /* calls of device functions (lk_f<i>) emitted so far */
 } Cu;
 
 /* cuda_preamble.c */

@@ -203,14 +203,24 @@ static void element_calls(Cu *c, const IrNode *n)
         for (int i = 0; i < n->u.for_range.body.n; i++) cu_find_device_calls(c, n->u.for_range.body.stmts[i]);
 }
 
-char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *k, int n, bool fastmath, RtNames *names, LkDiag *diag)
+char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *k, int n, bool fastmath, RtNames *names, bool *may_raise,
+                    LkDiag *diag)
 {
     Cu c = {.a = rt_arena_new(), .diag = diag, .names = names, .f = root, .fail = "return 1;"};
-    CuBuf protos = {0}, defs = {0}, kernels = {0};
+    CuBuf protos = {0}, defs = {0}, kernels = {0}, errors = {0};
     for (int i = 0; i < n; i++) element_calls(&c, k[i].node);
     bool ok = cu_device_functions(&c, &protos, &defs);
+    /* a kernel may raise when it emitted a raise of its own, or calls a device function and some device
+     * function raises (which ones a kernel reaches is not tracked: any of them counts) */
+    bool dev_raise = c.nraises > 0;
     c.out = &kernels;
-    for (int i = 0; i < n && ok; i++) ok = cu_kernel(&c, &k[i], i, owner_of(root, k[i].node));
+    for (int i = 0; i < n && ok; i++) {
+        int raises = c.nraises, calls = c.ndevcalls;
+        ok = cu_kernel(&c, &k[i], i, owner_of(root, k[i].node));
+        bool raises_here = c.nraises > raises || (dev_raise && c.ndevcalls > calls);
+        if (may_raise) may_raise[i] = raises_here;
+        cu_buf_printf(&errors, "%s lk_k%d %s", i ? "," : "", i, raises_here ? "may raise" : "raises nothing");
+    }
     char *src = NULL;
     if (ok && diag->kind == LK_OK) {
         CuBuf all = {0};
@@ -221,11 +231,14 @@ char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *k, int n, bool fastmath
         if (protos.s) cu_buf_printf(&all, "%s\n", protos.s);
         if (defs.s) cu_buf_printf(&all, "%s", defs.s);
         if (kernels.s) cu_buf_printf(&all, "%s", kernels.s);
+        /* which kernels can write the error record (a call that launched one waits for it to read its errors) */
+        if (errors.s) cu_buf_printf(&all, "/* errors:%s */\n", errors.s);
         src = all.s;
     }
     cu_buf_free(&protos);
     cu_buf_free(&defs);
     cu_buf_free(&kernels);
+    cu_buf_free(&errors);
     cu_buf_free(&c.types);
     rt_arena_free(c.a);
     return src;
@@ -239,7 +252,7 @@ char *be_gpu_cuda_source(IrFunc *typed, const BeOptions *opts, LkDiag *diag)
     char *src = NULL;
     if (gpu_collect_kernels(typed, a, &k, &n, diag)) {
         RtNames names = {0};
-        src = gpu_emit_cuda(typed, k, n, opts && opts->fastmath, &names, diag);
+        src = gpu_emit_cuda(typed, k, n, opts && opts->fastmath, &names, NULL, diag);
         rt_names_free(&names);
     }
     rt_arena_free(a);

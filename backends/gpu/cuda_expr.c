@@ -235,6 +235,7 @@ const char *cu_cast(Cu *c, const char *v, const IrType *from, const IrType *to)
 void cu_raise(Cu *c, const char *cond, RtErrCode code, IrPos pos, const char *e0, const char *e1, const char *e2)
 {
     int where = rt_names_index(c->names, pos.file ? pos.file : c->f->file);
+    c->nraises++;
     const char *call = cu_fmt(c, "lk_raise(lk_err, lk_order, %d, %d, %d, %d, (i64)(%s), (i64)(%s), (i64)(%s)); %s",
                               (int)rt_err_kind(code), (int)code, pos.line, where, e0 ? e0 : "0", e1 ? e1 : "0",
                               e2 ? e2 : "0", c->fail);
@@ -250,10 +251,22 @@ const char *cu_refuse(Cu *c, const IrNode *n, const char *what)
     return NULL;
 }
 
-/* Python's // and % on integers: ZeroDivisionError first. */
+/* Whether n's right operand is a constant that is not zero in dt (the divisor of x // 3): no check then. */
+static bool nonzero_divisor(const IrNode *n, IrDtype dt)
+{
+    if (n->kind != IR_BINOP || n->u.binop.rhs->kind != IR_CONST || n->u.binop.rhs->type->kind != IR_TY_SCALAR ||
+        ir_dtype_is_float(n->u.binop.rhs->type->dtype))
+        return false;
+    int bits = ir_dtype_bits(dt);
+    uint64_t v = (uint64_t)n->u.binop.rhs->u.konst.i;
+    return (bits >= 64 ? v : v & ((1ull << bits) - 1)) != 0;
+}
+
+/* Python's // and % on integers: ZeroDivisionError first (unless the divisor is a non-zero constant). */
 static const char *int_divmod(Cu *c, const IrNode *n, IrDtype dt, const char *l, const char *r, bool is_mod)
 {
-    cu_raise(c, cu_fmt(c, "%s == 0", r), RT_ERR_ZERODIV, n->pos, is_mod ? "1" : "0", NULL, NULL);
+    if (!nonzero_divisor(n, dt))
+        cu_raise(c, cu_fmt(c, "%s == 0", r), RT_ERR_ZERODIV, n->pos, is_mod ? "1" : "0", NULL, NULL);
     const char *T = cu_scalar(dt);
     if (!ir_dtype_is_signed(dt)) return cu_fmt(c, "((%s)(%s %s %s))", T, l, is_mod ? "%" : "/", r);
     if (is_mod) return cu_fmt(c, "lk_mod<%s>(%s, %s)", T, l, r);
@@ -388,6 +401,7 @@ static const char *call_user(Cu *c, const IrNode *n)
     const char *ret = cu_new_tmp(c);
     cu_line(c, "%s %s;", cu_type(c, callee->ret_type), ret);
     CuBuf call = {0};
+    c->ndevcalls++;
     cu_buf_printf(&call, "lk_f%d(lk_err, lk_order, &%s", k, ret);
     for (int i = 0; i < n->u.call.nargs; i++) cu_buf_printf(&call, ", %s", args[i]);
     cu_buf_printf(&call, ")");

@@ -245,6 +245,7 @@ static void grid_combine_open(Cu *c, int index)
     /* every block's partial must fit in the scratch: a grid too big for this kernel's accumulator (a prange
      * with many reductions) raises an internal error from block 0 and every thread leaves, before any barrier */
     cu_line(c, "if ((u64)gridDim.x * sizeof(lk_k%d_acc) > (u64)%d) {", index, RT_GPU_SCRATCH_BYTES - GPU_PARTIALS_OFFSET);
+    c->nraises++;
     c->indent++;
     cu_line(c, "if (blockIdx.x == 0 && threadIdx.x == 0) lk_raise(lk_err, 0, %d, %d, %d, -1, (i64)gridDim.x, (i64)sizeof(lk_k%d_acc), 0);",
             (int)LK_ERR_INTERNAL, CU_ERR_GRID, c->f->line, index);

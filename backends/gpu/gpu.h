@@ -14,7 +14,12 @@ bool gpu_collect_kernels(IrFunc *root, RtArena *a, GpuKernelLayout **kernels, in
 int gpu_kernel_index(const GpuKernelLayout *k, int n, const IrNode *region);
 /* One malloc'd CUDA C translation unit holding every kernel (lk_k<i>) and the device functions they call;
  * strings that error records name are indices into names. NULL with diag set: a CompileError ("the gpu backend
- * cannot run ... inside a kernel yet", naming the line) for a form not supported yet. */
-char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *k, int n, bool fastmath, RtNames *names, LkDiag *diag);
+ * cannot run ... inside a kernel yet", naming the line) for a form not supported yet. may_raise[i] (when
+ * may_raise is not NULL): whether kernel i can write the device error record (a bounds check not proven away,
+ * a division by a value not known non-zero, an empty reduction's ValueError, any other runtime check, or a
+ * call of a device function when one of them may raise): false means a call that launches only such kernels
+ * need not wait for them to learn their errors. */
+char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *k, int n, bool fastmath, RtNames *names, bool *may_raise,
+                    LkDiag *diag);
 
 #endif

@@ -83,8 +83,14 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
     BeCompiled *code = NULL;
     char *src = NULL;
     RtGpuModule *module = NULL;
+    bool *may_raise = NULL;
     if (nkernels == 0) goto host; /* host code on device arrays, launching nothing */
-    src = gpu_emit_cuda(f, kernels, nkernels, opts->fastmath, &names, diag);
+    may_raise = calloc((size_t)nkernels, sizeof *may_raise);
+    if (!may_raise) {
+        lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0, "out of host memory compiling for the gpu");
+        goto done;
+    }
+    src = gpu_emit_cuda(f, kernels, nkernels, opts->fastmath, &names, may_raise, diag);
     if (!src) goto done;
     size_t size = 0;
     int is_ptx = 0;
@@ -101,6 +107,7 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
     free(knames);
     free(kname);
     if (!module) goto done;
+    for (int i = 0; i < nkernels; i++) rt_gpu_module_set_may_raise(module, i, may_raise[i]);
 host:;
     GpuHost host = {kernels, nkernels, &names};
     void **module_slot = NULL;
@@ -110,6 +117,7 @@ host:;
     code->device_data = true;
     code->writes_args = ir_may_write_args(f);
 done:
+    free(may_raise);
     free(src);
     rt_names_free(&names);
     return code;

@@ -112,8 +112,9 @@ bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *out,
  * with its layout (kernel i is lk_k<i>); false with diag set when one cannot run on the gpu yet. */
 bool gpu_collect_kernels(IrFunc *root, RtArena *a, GpuKernelLayout **kernels, int *n, LkDiag *diag);
 /* The CUDA C of those kernels, one translation unit (malloc'd), its error records naming strings of names;
- * NULL with diag set. */
-char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *kernels, int n, bool fastmath, RtNames *names, LkDiag *diag);
+ * NULL with diag set. may_raise[i]: whether kernel i can write the error record (gpu.h). */
+char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *kernels, int n, bool fastmath, RtNames *names, bool *may_raise,
+                    LkDiag *diag);
 
 /* ---- the host side (backends/llvm's gpu mode, llvm_backend.c and gpu_launch.c) ---- */
 typedef struct GpuHost {
