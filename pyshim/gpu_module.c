@@ -20,7 +20,7 @@ static PyObject *gpu_available(PyObject *self, PyObject *unused)
 static PyObject *gpu_stats(PyObject *self, PyObject *unused)
 {
     RtGpuStats s = rt_gpu_stats();
-    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsLsLsL}", "h2d_copies", (long long)s.h2d_copies, "h2d_bytes",
+    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsLsLsLsL}", "h2d_copies", (long long)s.h2d_copies, "h2d_bytes",
                          (long long)s.h2d_bytes, "d2h_copies", (long long)s.d2h_copies, "d2h_bytes",
                          (long long)s.d2h_bytes, "d2d_copies", (long long)s.d2d_copies, "device_allocations",
                          (long long)s.allocations, "device_frees", (long long)s.frees, "device_live_bytes",

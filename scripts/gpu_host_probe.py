@@ -19,6 +19,7 @@ import json
 import os
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -145,7 +146,13 @@ def cupy_pinned_bandwidth(nbytes, reps):
 
 def child(code, env_extra):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyshim"), **env_extra)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    # a file, not -c: lorikeet reads a jitted function's source from its file
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(code)
+    try:
+        out = subprocess.run([sys.executable, fh.name], capture_output=True, text=True, env=env, timeout=600)
+    finally:
+        os.unlink(fh.name)
     if out.returncode != 0:
         raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}")
     return json.loads(out.stdout.strip().splitlines()[-1])
