@@ -31,8 +31,9 @@ def _source_file(fn):
     return name or fn.__code__.co_filename
 
 
-def function_ast(fn):
-    """Returns (fdef, filename, line_offset) for a Python function (or a dispatcher with .py_func).
+def function_ast(fn, with_source=False):
+    """Returns (fdef, filename, line_offset) for a Python function (or a dispatcher with .py_func), and with
+    with_source the source text the node was parsed from as a fourth item (a lambda's: its own span).
 
     fdef is the ast.FunctionDef (decorators are left in decorator_list; the frontend ignores them).
     line_offset is the file line of ast line 1: file line = fdef-node lineno + line_offset - 1, which is what
@@ -46,7 +47,8 @@ def function_ast(fn):
         raise _compile_error(f"cannot compile {fn!r}: it is not a Python function")
     name = getattr(fn, "__qualname__", code.co_name)
     if code.co_name == "<lambda>":
-        return _lambda_ast(fn, code)
+        node, filename, offset, source = _lambda_ast(fn, code)
+        return (node, filename, offset, source) if with_source else (node, filename, offset)
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -64,7 +66,8 @@ def function_ast(fn):
         raise _compile_error(f"cannot compile {name}: async functions are not supported")
     if not isinstance(node, ast.FunctionDef):
         raise _compile_error(f"cannot compile {name}: its source is not a def statement")
-    return node, filename, (first - 1 if indented else first)
+    offset = first - 1 if indented else first
+    return (node, filename, offset, source) if with_source else (node, filename, offset)
 
 
 def _lambda_ast(fn, code):
@@ -103,7 +106,9 @@ def _lambda_ast(fn, code):
         found = inside
     if not found:
         raise _compile_error("cannot compile a lambda: its source was not found; define it with def")
-    return found[0], filename, 1
+    node = found[0]
+    span = lines[node.lineno - 1: node.end_lineno]
+    return node, filename, 1, f"{node.lineno}:{node.col_offset} {node.end_lineno}:{node.end_col_offset}\n" + "".join(span)
 
 
 # ---- free names ----
