@@ -28,10 +28,17 @@ it (relative positions would avoid that; not built).
 
 fetch() and done() are called by the compile path (pyshim/code_cache.c); they never raise into it.
 """
-import hashlib
 import os
 import sys
 import time
+
+try:  # CPython's own SHA-256: hashlib would load OpenSSL, several ms at the first hit of a process
+    from _sha256 import sha256
+except ImportError:
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 FORMAT = 1
 
@@ -208,7 +215,7 @@ def fetch(d, signature, module):
         if _log:
             print(f"lorikeet cache: skip({type(e).__name__}: {e}) fn={d.py_func.__qualname__}", file=sys.stderr)
         return None
-    digest = hashlib.sha256(pre).hexdigest()
+    digest = sha256(pre).hexdigest()
     t = _Ticket(st, digest, pre, generation(d.backend, d.fastmath), f"{d.py_func.__module__}.{d.py_func.__qualname__}",
                 list(signature), module, t0)
     records = st.load(digest, pre, t.generation)
