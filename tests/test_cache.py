@@ -347,7 +347,7 @@ def digest(d, sig=SIG, **overrides):
 
 
 def test_each_toolchain_input_changes_the_key():
-    d = lk.jit(kernel)
+    d = lk.jit(kernel, backend="cpu")
     tc = _key.toolchain("cpu", False)
     feature = next(f for f in tc["features"].split(",") if f.startswith("+"))
     changed = {
@@ -367,13 +367,14 @@ def test_each_toolchain_input_changes_the_key():
 
 
 def test_options_signature_and_backend_change_the_key():
+    cpu = dict(backend="cpu")
     keys = {
-        digest(lk.jit(kernel)),
-        digest(lk.jit(kernel, boundscheck=False)),
-        digest(lk.jit(kernel, fastmath=True)),
-        digest(lk.jit(kernel), ["array(float32, 1d, C)", "array(float64, 1d, C)"]),
-        digest(lk.jit(kernel), ["array(float64, 1d, A)", "array(float64, 1d, C)"]),
-        digest(lk.jit(kernel), ["array(float64, 1d, C, readonly)", "array(float64, 1d, C)"]),
+        digest(lk.jit(kernel, **cpu)),
+        digest(lk.jit(kernel, boundscheck=False, **cpu)),
+        digest(lk.jit(kernel, fastmath=True, **cpu)),
+        digest(lk.jit(kernel, **cpu), ["array(float32, 1d, C)", "array(float64, 1d, C)"]),
+        digest(lk.jit(kernel, **cpu), ["array(float64, 1d, A)", "array(float64, 1d, C)"]),
+        digest(lk.jit(kernel, **cpu), ["array(float64, 1d, C, readonly)", "array(float64, 1d, C)"]),
     }
     if lk._lorikeet.backend_available("openmp") is True:
         keys.add(digest(lk.jit(kernel, backend="openmp")))
