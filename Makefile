@@ -39,8 +39,9 @@ $(BUILD)/%.o: %.c $(HDR) Makefile
 # the matrix-multiply kernels want full optimisation and fused multiply-add
 $(BUILD)/runtime/gemm.o: OPT = -O3 -ffp-contract=fast
 
+# --build-id: a hash of the linked bytes, which the disk cache keys on (pyshim/code_cache.c)
 $(EXT): $(OBJ)
-	$(CC) -shared $(OBJ) -o $@ $(LLVM_LIBS) -ldl -lm $(EXTRA_LDFLAGS)
+	$(CC) -shared -Wl,--build-id=sha1 $(OBJ) -o $@ $(LLVM_LIBS) -ldl -lm $(EXTRA_LDFLAGS)
 
 setup:
 	bash scripts/setup.sh

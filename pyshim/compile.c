@@ -179,8 +179,21 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     ir_hash_func(typed, ir_hash);
     if (!compilation_key(be, &bopts, ir_hash, module, &diag)) return compile_failed(arena, types, NULL, &diag);
     char *typed_text = ir_print_func(typed);
-    BeCompiled *code = io->load ? be->load(io->load, io->load_size, &bopts, &diag) : be->compile(typed, &bopts, &diag);
-    if (!code) return compile_failed(arena, types, typed_text, &diag);
+    PyObject *ticket = NULL; /* the disk cache's key for this compilation's code, when it is to be saved */
+    BeCompiled *code = NULL;
+    if (io->load) code = be->load(io->load, io->load_size, &bopts, &diag);
+    else {
+        if (lk_cache_wanted(d, be, io)) code = lk_cache_fetch(d, types, (int)nargs, be, &bopts, &ticket);
+        if (!code) {
+            bopts.keep_object = io->save || ticket;
+            code = be->compile(typed, &bopts, &diag);
+            d->compiles++;
+        }
+    }
+    if (!code) {
+        lk_cache_done(ticket, NULL, be); /* a failure is never cached */
+        return compile_failed(arena, types, typed_text, &diag);
+    }
     /* the key was taken before the backend ran: it must not have changed what it lowered */
     char *after = ir_print_func(typed);
     bool changed = strcmp(after, typed_text) != 0;
@@ -188,11 +201,13 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     if (changed) {
         lk_diag_set(&diag, LK_ERR_INTERNAL, typed->file, typed->line, 0, "the %s backend changed the IR it compiled",
                     be->name);
+        lk_cache_done(ticket, NULL, be);
         free(code->ir_text);
         free(code->object);
         free(code);
         return compile_failed(arena, types, typed_text, &diag);
     }
+    lk_cache_done(ticket, code, be); /* the code is loaded and its entry found: now it may be saved */
     if (io->save) {
         io->saved = be->save(code, &io->saved_size, &diag);
         if (!io->saved) {

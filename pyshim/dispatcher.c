@@ -225,16 +225,18 @@ static PyObject *dispatcher_signatures(PyObject *self, PyObject *unused)
 static int dispatcher_init(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     LkDispatcher *d = (LkDispatcher *)self;
-    static char *kwlist[] = {"py_func", "backend", "boundscheck", "fastmath", NULL};
+    static char *kwlist[] = {"py_func", "backend", "boundscheck", "fastmath", "cache", NULL};
     PyObject *fn;
     const char *backend = "cpu";
-    int boundscheck = 1, fastmath = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|spp", kwlist, &fn, &backend, &boundscheck, &fastmath)) return -1;
+    int boundscheck = 1, fastmath = 0, cache = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|sppp", kwlist, &fn, &backend, &boundscheck, &fastmath, &cache))
+        return -1;
     Py_INCREF(fn);
     Py_XSETREF(d->py_func, fn);
     snprintf(d->backend, sizeof d->backend, "%s", backend);
     d->boundscheck = boundscheck;
     d->fastmath = fastmath;
+    d->cache = cache;
     return 0;
 }
 
@@ -287,6 +289,10 @@ static PyMemberDef dispatcher_members[] = {
     {"py_func", T_OBJECT, offsetof(LkDispatcher, py_func), READONLY, "the Python function"},
     {"boundscheck", T_INT, offsetof(LkDispatcher, boundscheck), READONLY, NULL},
     {"fastmath", T_INT, offsetof(LkDispatcher, fastmath), READONLY, NULL},
+    {"cache", T_INT, offsetof(LkDispatcher, cache), READONLY, "whether compiled code goes to the disk cache"},
+    {"_cache_hits", T_PYSSIZET, offsetof(LkDispatcher, cache_hits), READONLY, NULL},
+    {"_cache_misses", T_PYSSIZET, offsetof(LkDispatcher, cache_misses), READONLY, NULL},
+    {"_compiles", T_PYSSIZET, offsetof(LkDispatcher, compiles), READONLY, NULL},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(LkDispatcher, weakreflist), READONLY, NULL},
     {NULL},
 };
@@ -379,6 +385,8 @@ static PyMethodDef module_methods[] = {
     {"runtime_stats", runtime_stats, METH_NOARGS, "allocation counters of the runtime"},
     {"release_cached_memory", release_cached_memory, METH_NOARGS, "free the cached blocks of freed arrays"},
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},
+    {"build_id", lk_build_id, METH_NOARGS, "the linker's build id of this extension, in hex"},
+    {"key_extras", lk_key_extras, METH_VARARGS, "key_extras(backend, fastmath) -> the backend's inputs of a key"},
     {NULL},
 };
 
@@ -396,5 +404,6 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__lorikeet(void)
         return NULL;
     }
     if (lk_gpu_module_init(m) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "pipeline_version", IR_PIPELINE_VERSION) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

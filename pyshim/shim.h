@@ -68,6 +68,9 @@ typedef struct LkDispatcher {
     int boundscheck;
     int fastmath;
     char backend[16];
+    int cache;           /* use the on-disk code cache (code_cache.c) when the backend is cpu or openmp */
+    Py_ssize_t cache_hits, cache_misses; /* specialisations loaded from it; keyed but compiled */
+    Py_ssize_t compiles; /* specialisations the backend compiled (not loaded) */
     int nparams;
     LkSpec **specs;   /* newest last; the call path scans them (few per function) */
     int nspecs, cap_specs;
@@ -107,6 +110,18 @@ PyObject *lk_lower(PyObject *self, PyObject *args);
 PyObject *lk_cuda_source(PyObject *self, PyObject *args);
 void lk_free_spec(LkSpec *s);
 int lk_ensure_untyped(LkDispatcher *d);
+
+/* code_cache.c: the on-disk code cache's side of lk_compile */
+/* Whether this compilation goes through the cache (cpu and openmp, cache on, no code asked to be kept or loaded) */
+bool lk_cache_wanted(const LkDispatcher *d, const BeBackend *be, const LkCodeIo *io);
+/* The cached code of this compilation (bopts->module names it) loaded, or NULL: then *ticket, when set, is the
+ * key to save the compiled code under (lk_cache_done). Never raises; keeps a pending exception. */
+BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeBackend *be, const BeOptions *bopts,
+                           PyObject **ticket);
+/* Saves code (compiled with keep_object, loaded and found; NULL: it failed) under ticket and drops the ticket. */
+void lk_cache_done(PyObject *ticket, const BeCompiled *code, const BeBackend *be);
+PyObject *lk_build_id(PyObject *self, PyObject *unused);
+PyObject *lk_key_extras(PyObject *self, PyObject *args);
 
 /* errors.c */
 /* Raises the exception for diag (compile-time kinds become lorikeet.CompileError). Returns NULL. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/IRReader.h>
 #include "cg.h"
@@ -195,16 +196,21 @@ static bool keep_object(BeCompiled *out, const char *entry, LLVMMemoryBufferRef 
 }
 
 /* The entry of the compilation's code: the one already in the process (a compilation with the same key made
- * the same code), else the object's, added now. Takes obj. */
+ * the same code: compiled again, or loaded from the disk cache under another source key), else the object's,
+ * added now. Takes obj. The JIT's symbol table is the process's one table from names to code; the lock makes
+ * looking a name up and adding its object one step, so that two threads installing one compilation (the shim
+ * holds the GIL today; a free-threaded Python would not) never add it twice, which LLVM refuses as a duplicate
+ * definition. */
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static BeEntry install(const char *entry, LLVMMemoryBufferRef obj, LkDiag *diag)
 {
+    pthread_mutex_lock(&install_lock);
     void *addr = cg_jit_find(entry, NULL);
-    if (addr) {
-        LLVMDisposeMemoryBuffer(obj);
-        return (BeEntry)addr;
-    }
-    if (!cg_jit_add_object(obj, diag)) return NULL;
-    return (BeEntry)cg_jit_find(entry, diag);
+    if (addr) LLVMDisposeMemoryBuffer(obj);
+    else if (cg_jit_add_object(obj, diag)) addr = cg_jit_find(entry, diag);
+    pthread_mutex_unlock(&install_lock);
+    return (BeEntry)addr;
 }
 
 static bool entry_name(char *buf, size_t n, const IrFunc *f, const BeOptions *opts, LkDiag *diag)

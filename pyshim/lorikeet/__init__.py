@@ -23,6 +23,8 @@ __all__ = ["jit", "CompileError", "BackendUnavailable", "InternalError", "runtim
            "set_parallel_threshold", "get_parallel_threshold",
            "set_num_threads", "get_num_threads", "map", "reduce", "scan", "imap", "ireduce", "outer_map", "prange"]
 
+__version__ = "0.1.0"
+
 _default_backend = os.environ.get("LORIKEET_BACKEND", "cpu")
 
 DeviceArray = _lorikeet.DeviceArray
@@ -79,8 +81,10 @@ class Dispatcher(_lorikeet.Dispatcher):
     """A compiled function: call it like the Python function it wraps."""
 
     def _get_untyped(self):
-        fdef, filename, line_offset = function_ast(self.py_func)
+        fdef, filename, line_offset, source = function_ast(self.py_func, with_source=True)
         env = resolve_env(self.py_func, fdef)
+        # what the disk cache's key says of this function (lorikeet/_key.py): the same text and resolution
+        self.__dict__["_key_material"] = (filename, line_offset, source, env)
         return _lorikeet.lower(fdef, env, filename, line_offset)
 
     def _call_slow(self, *args, **kwargs):
@@ -92,7 +96,8 @@ class Dispatcher(_lorikeet.Dispatcher):
             siblings = self.__dict__.setdefault("_siblings", {})
             d = siblings.get(backend)
             if d is None:
-                d = siblings[backend] = Dispatcher(self.py_func, backend, bool(self.boundscheck), bool(self.fastmath))
+                d = siblings[backend] = Dispatcher(self.py_func, backend, bool(self.boundscheck), bool(self.fastmath),
+                                                   bool(self.cache))
             return d(*args, **kwargs)
         try:
             bound = inspect.signature(self.py_func).bind(*args, **kwargs)
@@ -136,6 +141,11 @@ class Dispatcher(_lorikeet.Dispatcher):
         process."""
         return self._compile(tuple(args))[3]
 
+    def cache_info(self):
+        """{'hits', 'misses', 'compiles'}: specialisations of this function loaded from the disk cache, looked up
+        there but not found (then compiled and saved), and compiled by the backend in this process."""
+        return {"hits": self._cache_hits, "misses": self._cache_misses, "compiles": self._compiles}
+
     def __repr__(self):
         return f"<lorikeet.jit {self.py_func.__qualname__} backend={self.backend}>"
 
@@ -143,15 +153,17 @@ class Dispatcher(_lorikeet.Dispatcher):
         return self if obj is None else functools.partial(self, obj)
 
 
-def jit(fn=None, *, backend=None, boundscheck=True, fastmath=False):
+def jit(fn=None, *, backend=None, boundscheck=True, fastmath=False, cache=True):
     """Compiles fn on first call for each argument-type signature.
 
     backend: "cpu" (default, or $LORIKEET_BACKEND / set_backend()); boundscheck: raise IndexError on out-of-bounds
-    indexing (default True); fastmath: let LLVM reassociate floating point and assume no NaN/inf.
+    indexing (default True); fastmath: let LLVM reassociate floating point and assume no NaN/inf; cache: keep the
+    compiled code of the cpu and openmp backends on disk for the next process (default True; LORIKEET_CACHE=0
+    turns it off everywhere).
     """
 
     def wrap(f):
-        d = Dispatcher(f, backend or _default_backend, boundscheck, fastmath)
+        d = Dispatcher(f, backend or _default_backend, boundscheck, fastmath, cache)
         functools.update_wrapper(d, f)
         return d
 

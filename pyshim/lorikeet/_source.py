@@ -31,8 +31,9 @@ def _source_file(fn):
     return name or fn.__code__.co_filename
 
 
-def function_ast(fn):
-    """Returns (fdef, filename, line_offset) for a Python function (or a dispatcher with .py_func).
+def function_ast(fn, with_source=False):
+    """Returns (fdef, filename, line_offset) for a Python function (or a dispatcher with .py_func), and with
+    with_source the source text the node was parsed from as a fourth item (a lambda's: its own span).
 
     fdef is the ast.FunctionDef (decorators are left in decorator_list; the frontend ignores them).
     line_offset is the file line of ast line 1: file line = fdef-node lineno + line_offset - 1, which is what
@@ -46,25 +47,81 @@ def function_ast(fn):
         raise _compile_error(f"cannot compile {fn!r}: it is not a Python function")
     name = getattr(fn, "__qualname__", code.co_name)
     if code.co_name == "<lambda>":
-        return _lambda_ast(fn, code)
-    try:
-        lines, first = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as e:
-        raise _compile_error(f"cannot compile {name}: its source code is not available ({e})") from None
+        node, filename, offset, source = _lambda_ast(fn, code)
+        return (node, filename, offset, source) if with_source else (node, filename, offset)
     filename = _source_file(fn)
-    source = "".join(lines)
-    indented = source[:1] in (" ", "\t")
+    quick = _def_lines(fn, code, filename)
     try:
-        tree = ast.parse("if 1:\n" + source if indented else source, filename=filename)
-    except SyntaxError as e:
-        raise _compile_error(f"cannot compile {name}: its source does not parse ({e.msg})") from None
-    body = tree.body[0].body if indented and tree.body else tree.body
-    node = body[0] if body else None
+        parsed = _parse_def(quick[0], filename) if quick else None
+    except SyntaxError:
+        parsed = None
+    if parsed is None or getattr(parsed[0], "name", None) != code.co_name:
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise _compile_error(f"cannot compile {name}: its source code is not available ({e})") from None
+        try:
+            parsed = _parse_def(lines, filename)
+        except SyntaxError as e:
+            raise _compile_error(f"cannot compile {name}: its source does not parse ({e.msg})") from None
+    else:
+        first = quick[1]
+    node, source, indented = parsed
     if isinstance(node, ast.AsyncFunctionDef):
         raise _compile_error(f"cannot compile {name}: async functions are not supported")
     if not isinstance(node, ast.FunctionDef):
         raise _compile_error(f"cannot compile {name}: its source is not a def statement")
-    return node, filename, (first - 1 if indented else first)
+    offset = first - 1 if indented else first
+    return (node, filename, offset, source) if with_source else (node, filename, offset)
+
+
+def _parse_def(lines, filename):
+    """(the first statement, the source, whether it is indented) of a def's lines; SyntaxError if they do not parse."""
+    source = "".join(lines)
+    indented = source[:1] in (" ", "\t")
+    tree = ast.parse("if 1:\n" + source if indented else source, filename=filename)
+    body = tree.body[0].body if indented and tree.body else tree.body
+    return (body[0] if body else None), source, indented
+
+
+def _last_line(code):
+    """The last source line any instruction of code, or of the functions nested in it, comes from."""
+    last = code.co_firstlineno
+    for _, end, _, _ in code.co_positions():
+        if end is not None and end > last:
+            last = end
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            last = max(last, _last_line(c))
+    return last
+
+
+def _def_lines(fn, code, filename):
+    """(lines, first line) of a def, found without tokenizing: inspect.getsourcelines sets up Python's tokenizer,
+    5 to 15 ms at the first compilation of a process. The def runs from co_firstlineno (its first decorator) to the
+    last line its instructions come from; that is taken only if the next line of code after it is not indented
+    past the def, so nothing of the body was left out (a trailing `pass`, code after a return, which the compiler
+    drops): else None, and the caller asks inspect."""
+    import linecache
+
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, fn.__globals__)
+    first = code.co_firstlineno
+    if not 1 <= first <= len(lines):
+        return None
+    end = _last_line(code)
+    head = lines[first - 1]
+    indent = len(head) - len(head.lstrip())
+    if end > len(lines) or not head.lstrip().startswith(("@", "def ", "async ")):
+        return None
+    for line in lines[end:]:
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if len(line) - len(line.lstrip()) > indent:
+            return None
+        break
+    return lines[first - 1:end], first
 
 
 def _lambda_ast(fn, code):
@@ -103,7 +160,9 @@ def _lambda_ast(fn, code):
         found = inside
     if not found:
         raise _compile_error("cannot compile a lambda: its source was not found; define it with def")
-    return found[0], filename, 1
+    node = found[0]
+    span = lines[node.lineno - 1: node.end_lineno]
+    return node, filename, 1, f"{node.lineno}:{node.col_offset} {node.end_lineno}:{node.end_col_offset}\n" + "".join(span)
 
 
 # ---- free names ----

@@ -1,0 +1,100 @@
+"""python -m benchmarks.cache_hit [--runs N]: what the on-disk code cache saves (issue 11). Not a timed test.
+
+For each function below, in fresh processes: the first call with the cache off (a cold compile) against the first
+call with a warm cache (the key, the store's read, typing, and the object loaded without LLVM's optimiser or code
+generator), medians over --runs processes; and, inside one process, the key's cost (preimage + SHA-256) against
+the cold compile (taken in a new process: it includes importing lorikeet/_key.py and the toolchain's text). The first call in a process also starts the JIT (about 1.5 ms here), in both columns.
+Until the store (lorikeet._cache) is merged, tests/_cache_standin.py stands in for it.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PROGRAM = """\
+import json, sys, time
+import numpy as np
+t_import = time.perf_counter()
+import lorikeet as lk
+t_import = time.perf_counter() - t_import
+sys.path.insert(0, {tests!r})
+try:
+    import lorikeet._cache
+except ImportError:
+    import _cache_standin
+    sys.modules["lorikeet._cache"] = _cache_standin
+
+@lk.jit(backend={backend!r})
+def small(a, b):
+    return np.sqrt(a * a + b * b).sum()
+
+@lk.jit(backend={backend!r})
+def stencil(u, c):
+    out = np.empty_like(u)
+    out[0] = u[0]
+    out[-1] = u[-1]
+    for i in lk.prange(1, u.shape[0] - 1):
+        out[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+    return out, out.sum(), np.abs(out).max()
+
+fn = {{"small": small, "stencil": stencil}}[sys.argv[1]]
+args = {{"small": (np.ones(100), np.ones(100)), "stencil": (np.linspace(0, 1, 100), 0.25)}}[sys.argv[1]]
+key = first = 0.0
+if sys.argv[2] == "key":
+    # what a miss adds to a compile, in a new process: the key's module, the toolchain's text, the preimage and
+    # its hash (the function's source and free names are read for its untyped IR anyway, the JIT started)
+    fn._untyped()
+    lk._lorikeet.backend_available({backend!r})  # starts the JIT, which the compile needs anyway
+    sig = ["array(float64, 1d, C)", "array(float64, 1d, C)"] if sys.argv[1] == "small" else ["array(float64, 1d, C)", "float"]
+    t0 = time.perf_counter()
+    from lorikeet import _key
+    _key.sha256(_key.preimage(fn, sig)).hexdigest()
+    key = time.perf_counter() - t0
+else:
+    t0 = time.perf_counter()
+    fn(*args)
+    first = time.perf_counter() - t0
+print(json.dumps({{"first_ms": first * 1e3, "key_ms": key * 1e3, "import_ms": t_import * 1e3, "info": fn.cache_info()}}))
+"""
+
+
+def run(script, name, cache, on, mode="call"):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyshim"), LORIKEET_CACHE_DIR=cache,
+               LORIKEET_CACHE="1" if on else "0")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed Python code runs: from its .pyc
+    p = subprocess.run([sys.executable, script, name, mode], env=env, capture_output=True, text=True, check=True)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--backend", default="cpu")
+    opts = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "prog.py")
+        with open(script, "w") as f:
+            f.write(PROGRAM.format(tests=os.path.join(ROOT, "tests"), backend=opts.backend))
+        cache = os.path.join(tmp, "cache")
+        print(f"backend {opts.backend}, median of {opts.runs} processes each")
+        print(f"{'function':10} {'cold first call':>16} {'warm first call':>16} {'key':>8} {'key/cold':>9} {'import':>8}")
+        for name in ("small", "stencil"):
+            cold = [run(script, name, cache, False) for _ in range(opts.runs)]
+            run(script, name, cache, True)  # fills the cache
+            warm = [run(script, name, cache, True) for _ in range(opts.runs)]
+            assert all(w["info"]["hits"] == 1 and w["info"]["compiles"] == 0 for w in warm), warm[0]
+            c = statistics.median(r["first_ms"] for r in cold)
+            w = statistics.median(r["first_ms"] for r in warm)
+            k = statistics.median(run(script, name, cache, True, "key")["key_ms"] for _ in range(opts.runs))
+            i = statistics.median(r["import_ms"] for r in cold + warm)
+            print(f"{name:10} {c:13.2f} ms {w:13.2f} ms {k:5.2f} ms {100 * k / c:8.1f}% {i:5.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,407 @@
+"""The on-disk code cache's key and its compile path (issue 11): a second process loads what the first compiled,
+and loads nothing stale. Each program runs in fresh processes against a temporary LORIKEET_CACHE_DIR, and
+compares with CPython running the same functions (f.py_func) or NumPy.
+
+The store (lorikeet._cache) is built apart; until it is merged, the programs use tests/_cache_standin.py, which
+has its interface (store(), Store.load, Store.save) and files an entry as <digest>.lkc as the real one does."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+from lorikeet import _key
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYSHIM = os.path.join(os.path.dirname(HERE), "pyshim")
+
+PRELUDE = f"""\
+import sys
+sys.path.insert(0, {HERE!r})
+try:
+    import lorikeet._cache
+except ImportError:  # the store is not merged yet: its tests' stand-in
+    import _cache_standin
+    sys.modules["lorikeet._cache"] = _cache_standin
+import json, os
+import numpy as np
+import lorikeet as lk
+"""
+
+
+def write(folder, name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(text))
+    return path
+
+
+def run(script, cache, env=None, cwd=None, args=()):
+    """Runs script in a fresh process with cache as LORIKEET_CACHE_DIR; its last stdout line, as JSON."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("LORIKEET_")}
+    e.update({"PYTHONPATH": PYSHIM, "LORIKEET_CACHE_DIR": str(cache), "PYTHONDONTWRITEBYTECODE": "1",
+              "LORIKEET_CACHE_LOG": "1"})
+    e.update(env or {})
+    p = subprocess.run([sys.executable, script, *args], env=e, cwd=cwd or os.path.dirname(script),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    out["log"] = [line for line in p.stderr.splitlines() if line.startswith("lorikeet cache:")]
+    return out
+
+
+def entries(cache):
+    """The cache's entries: files named by a 64-hex digest."""
+    found = []
+    for root, _, files in os.walk(cache):
+        found += [os.path.join(root, n) for n in files if len(n.split(".")[0]) == 64 and not n.endswith(".tmp")]
+    return sorted(found)
+
+
+# ---- a hit, and staleness ----
+
+CALLEE = """\
+import lorikeet as lk
+
+@lk.jit
+def g(x):
+    return x * 2.0
+"""
+
+MAIN = PRELUDE + """\
+from mod_b import g                                   # a callee in another module
+K = int(os.environ.get("LK_T_K", "3"))                # a global constant
+EPS = float.fromhex(os.environ.get("LK_T_EPS", "0x1.999999999999ap-4"))
+S = float(os.environ.get("LK_T_S", "2.0"))
+
+def make(n):
+    @lk.jit
+    def h(x):
+        return x + n                                  # a closure value
+    return h
+
+h = make(int(os.environ.get("LK_T_N", "10")))
+
+@lk.jit
+def scaled(x, s=S):                                   # a default argument
+    return x * s
+
+@lk.jit
+def f(a):
+    return g(a) + K + h(a) + scaled(a), a * EPS
+
+x = np.linspace(0.0, 3.0, 7)
+r = [v.tolist() for v in f(x)]
+ref = [(g.py_func(x) + K + h.py_func(x) + scaled.py_func(x)).tolist(), (x * EPS).tolist()]  # CPython, callees too
+print(json.dumps({"r": r, "ref": ref, "info": f.cache_info()}))
+"""
+
+
+@pytest.fixture
+def project(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    write(src, "mod_b.py", CALLEE)
+    main = write(src, "main.py", MAIN)
+    return main, tmp_path / "cache"
+
+
+def test_second_process_hits_without_compiling(project):
+    main, cache = project
+    first = run(main, cache)
+    assert first["info"] == {"hits": 0, "misses": 1, "compiles": 1}
+    assert first["r"] == first["ref"]
+    second = run(main, cache)
+    assert second["info"] == {"hits": 1, "misses": 0, "compiles": 0}
+    assert second["r"] == first["r"]
+    assert [line.split()[2] for line in second["log"]] == ["hit"]
+    assert len(entries(cache)) == 1
+
+
+def _recompiles(main, cache, env=None):
+    out = run(main, cache, env)
+    assert out["info"] == {"hits": 0, "misses": 1, "compiles": 1}, out["log"]
+    # a new key, not an old entry found wanting (the load's check of the IR is a second line of defence)
+    assert [line.split()[2] for line in out["log"]] == ["miss(absent)"], out["log"]
+    assert out["r"] == out["ref"]
+    return out
+
+
+def test_stale_inputs_recompile(project):
+    main, cache = project
+    base = run(main, cache)["r"]
+    # the callee's body, in another module: same size, same mtime
+    callee = os.path.join(os.path.dirname(main), "mod_b.py")
+    st = os.stat(callee)
+    with open(callee, "w") as f:
+        f.write(CALLEE.replace("x * 2.0", "x * 5.0"))
+    os.utime(callee, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(callee).st_size == st.st_size
+    edited = _recompiles(main, cache)["r"]
+    assert edited != base
+    # a global constant, a closure value, a default argument's value, each without any source change
+    assert _recompiles(main, cache, {"LK_T_K": "4"})["r"] != edited
+    assert _recompiles(main, cache, {"LK_T_N": "11"})["r"] != edited
+    assert _recompiles(main, cache, {"LK_T_S": "2.5"})["r"] != edited
+    # a float constant one bit away
+    nxt = np.nextafter(0.1, 1.0).hex()
+    assert _recompiles(main, cache, {"LK_T_EPS": nxt})["r"] != edited
+    # and each is an entry of its own: the first again is a hit
+    assert run(main, cache, {"LK_T_K": "4"})["info"]["hits"] == 1
+    assert len(entries(cache)) == 6
+
+
+def test_keys_do_not_change_from_run_to_run(project, tmp_path):
+    main, cache = project
+    assert run(main, cache, {"PYTHONHASHSEED": "1"})["info"]["misses"] == 1
+    n = len(entries(cache))
+    assert run(main, cache, {"PYTHONHASHSEED": "2"})["info"]["hits"] == 1
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert run(main, cache, {"PYTHONHASHSEED": "3"}, cwd=str(elsewhere))["info"]["hits"] == 1
+    now = time.time() + 5
+    for name in os.listdir(os.path.dirname(main)):
+        os.utime(os.path.join(os.path.dirname(main), name), (now, now))
+    assert run(main, cache)["info"]["hits"] == 1
+    assert len(entries(cache)) == n
+
+
+def test_cache_off(project):
+    main, cache = project
+    run(main, cache, {"LORIKEET_CACHE": "0"})
+    out = run(main, cache, {"LORIKEET_CACHE": "0"})
+    assert out["info"] == {"hits": 0, "misses": 0, "compiles": 1}
+    assert entries(cache) == []
+    off = write(os.path.dirname(main), "off.py", MAIN.replace("@lk.jit\ndef f(a)", "@lk.jit(cache=False)\ndef f(a)"))
+    assert run(off, cache)["info"] == {"hits": 0, "misses": 0, "compiles": 1}
+    assert entries(cache) == []
+
+
+# ---- options and run-time settings ----
+
+BOUNDS = PRELUDE + """\
+BC = os.environ["LK_T_BC"] == "1"
+
+@lk.jit(boundscheck=BC)
+def pick(a, i):
+    return a[i] * 2
+
+a = np.arange(5.0)
+i = int(os.environ["LK_T_I"])
+try:
+    r = pick(a, i)
+except IndexError as e:
+    r = "IndexError"
+print(json.dumps({"r": r, "info": pick.cache_info()}))
+"""
+
+
+def test_boundscheck_is_in_the_key(tmp_path):
+    script = write(tmp_path, "bounds.py", BOUNDS)
+    cache = tmp_path / "cache"
+    assert run(script, cache, {"LK_T_BC": "0", "LK_T_I": "2"})["r"] == 4.0
+    out = run(script, cache, {"LK_T_BC": "1", "LK_T_I": "7"})
+    assert out["r"] == "IndexError" and out["info"]["misses"] == 1
+    assert len(entries(cache)) == 2
+
+
+OPENMP = PRELUDE + """\
+@lk.jit(backend="openmp")
+def work(a, b):
+    out = np.empty(a.shape[0], np.int64)
+    s = 0
+    for i in lk.prange(a.shape[0]):
+        out[i] = a[i] * b[i] + i
+        s += a[i] - b[i]
+    return out.sum() + (a * b).sum() + s
+
+a = np.arange(100003, dtype=np.int64) % 97
+b = np.arange(100003, dtype=np.int64) % 89
+ref = int(work.py_func(a, b))
+results = []
+for threads in (1, 3, os.cpu_count()):
+    for threshold in (0, 1000, 10**18):
+        lk.set_num_threads(threads)
+        lk.set_parallel_threshold(threshold)
+        results.append(int(work(a, b)) == ref)
+print(json.dumps({"ok": results, "info": work.cache_info()}))
+"""
+
+
+def test_cached_openmp_entry_right_under_any_threads_and_threshold(tmp_path):
+    ok, why = lk._lorikeet.backend_available("openmp"), ""
+    if ok is not True:
+        pytest.skip(ok[1])
+    script = write(tmp_path, "omp.py", OPENMP)
+    cache = tmp_path / "cache"
+    first = run(script, cache, {"LORIKEET_NUM_THREADS": "2", "LORIKEET_PARALLEL_THRESHOLD": "0"})
+    assert first["info"]["compiles"] == 1 and all(first["ok"])
+    for env in ({"LORIKEET_NUM_THREADS": "1"}, {"LORIKEET_PARALLEL_THRESHOLD": "1000000000000"}):
+        out = run(script, cache, env)
+        assert out["info"] == {"hits": 1, "misses": 0, "compiles": 0}
+        assert all(out["ok"]) and len(out["ok"]) == 9
+
+
+# ---- clashes between entries ----
+
+FUNCS = """\
+import numpy as np
+import lorikeet as lk
+
+@lk.jit
+def f(a):
+    return (a * 2.0).sum()
+
+@lk.jit
+def g(a):
+    return (a + 1.0).max()
+
+@lk.jit
+def h(a):
+    return np.sqrt(a).sum()
+"""
+
+ORDER = PRELUDE + """\
+import funcs
+a = np.arange(1.0, 50.0)
+out = {}
+for name in sys.argv[1]:
+    fn = getattr(funcs, name)
+    out[name] = [float(fn(a)), float(fn.py_func(a)), fn.cache_info()]
+# the same function decorated again, and called on another backend too: one process, no duplicate symbols
+again = lk.jit(funcs.f.py_func)
+out["again"] = [float(again(a)), float(again(a, _backend="openmp")), float(funcs.f.py_func(a))]
+print(json.dumps(out))
+"""
+
+
+def test_entries_compiled_in_any_order_load_together(tmp_path):
+    write(tmp_path, "funcs.py", FUNCS)
+    script = write(tmp_path, "order.py", ORDER)
+    cache_a, cache_b, cache_c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    a = run(script, cache_a, args=["fg"])
+    b = run(script, cache_b, args=["gf"])
+    for out in (a, b):
+        for name in "fg":
+            assert out[name][0] == out[name][1] and out[name][2]["compiles"] == 1
+        assert out["again"][0] == out["again"][2] and out["again"][1] == out["again"][2]
+    # C gets f's entry from A (compiled first there) and g's from B (compiled first there)
+    key = {name: next(line.split("key=")[1].split()[0] for line in log if f"fn=funcs.{name} " in line)
+           for name, log in (("f", a["log"]), ("g", b["log"]))}
+    for name, src in (("f", cache_a), ("g", cache_b)):
+        for path in entries(src):
+            if os.path.basename(path).startswith(key[name]):
+                dest = cache_c / os.path.relpath(path, src)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, dest)
+    c = run(script, cache_c, args=["fgh"])
+    assert c["f"][2]["hits"] == 1 and c["g"][2]["hits"] == 1 and c["h"][2]["compiles"] == 1
+    for name in "fgh":
+        assert c[name][0] == c[name][1]
+    assert c["again"][0] == c["again"][2] and c["again"][1] == c["again"][2]
+
+
+FAILS = PRELUDE + """\
+@lk.jit
+def bad(a):
+    return a + "text"
+
+try:
+    bad(np.arange(3.0))
+    r = "compiled"
+except lk.CompileError as e:
+    r = str(e).splitlines()[0]
+print(json.dumps({"r": r, "info": bad.cache_info()}))
+"""
+
+
+def test_a_failed_compilation_is_never_cached(tmp_path):
+    script = write(tmp_path, "fails.py", FAILS)
+    cache = tmp_path / "cache"
+    first = run(script, cache)
+    assert first["r"] != "compiled"
+    assert entries(cache) == []
+    assert run(script, cache)["r"] == first["r"]
+    assert entries(cache) == []
+
+
+# ---- the key itself (in this process) ----
+
+def kernel(a, b):
+    return np.sqrt(a * a + b * b).sum()
+
+
+SIG = ["array(float64, 1d, C)", "array(float64, 1d, C)"]
+
+
+def digest(d, sig=SIG, **overrides):
+    import hashlib
+
+    return hashlib.sha256(_key.preimage(d, sig, overrides)).hexdigest()
+
+
+def test_each_toolchain_input_changes_the_key():
+    d = lk.jit(kernel, backend="cpu")
+    tc = _key.toolchain("cpu", False)
+    feature = next(f for f in tc["features"].split(",") if f.startswith("+"))
+    changed = {
+        "build": {"build": "0" * 40},
+        "lorikeet": {"lorikeet": tc["lorikeet"] + ".1"},
+        "llvm": {"llvm": "16.0.7"},
+        "cpu": {"cpu": "x86-64-v3"},
+        "feature": {"features": tc["features"].replace(feature, "-" + feature[1:], 1)},
+        "numpy": {"numpy": "3"},
+        "python": {"python": "cpython-312"},
+        "vecmath": {"vecmath": "0"},
+    }
+    keys = {name: digest(d, **o) for name, o in changed.items()}
+    keys["base"] = digest(d)
+    assert len(set(keys.values())) == len(keys)
+    assert digest(d) == keys["base"]  # and it is a function of its inputs
+
+
+def test_options_signature_and_backend_change_the_key():
+    cpu = dict(backend="cpu")
+    keys = {
+        digest(lk.jit(kernel, **cpu)),
+        digest(lk.jit(kernel, boundscheck=False, **cpu)),
+        digest(lk.jit(kernel, fastmath=True, **cpu)),
+        digest(lk.jit(kernel, **cpu), ["array(float32, 1d, C)", "array(float64, 1d, C)"]),
+        digest(lk.jit(kernel, **cpu), ["array(float64, 1d, A)", "array(float64, 1d, C)"]),
+        digest(lk.jit(kernel, **cpu), ["array(float64, 1d, C, readonly)", "array(float64, 1d, C)"]),
+    }
+    if lk._lorikeet.backend_available("openmp") is True:
+        keys.add(digest(lk.jit(kernel, backend="openmp")))
+        assert len(keys) == 7
+    else:
+        assert len(keys) == 6
+
+
+def test_the_preimage_holds_no_addresses_and_names_every_callee():
+    d = lk.jit(kernel)
+    text = _key.preimage(d, SIG).decode()
+    assert " at 0x" not in text and hex(id(kernel)) not in text
+    assert "env np module numpy" in text
+    assert f"file {__file__}" in text
+
+    @lk.jit
+    def outer(a, b):
+        return inner(a, b) + inner(b, a)
+
+    @lk.jit
+    def inner(a, b):
+        return kernel(a, b) * FACTOR
+
+    text = _key.preimage(outer, SIG).decode()
+    assert "function #1 test_cache.test_the_preimage_holds_no_addresses_and_names_every_callee.<locals>.inner" in text
+    assert "function #2 test_cache.kernel" in text
+    assert f"env FACTOR const float {FACTOR.hex()}" in text
+
+
+FACTOR = 1.5
