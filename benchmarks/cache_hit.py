@@ -4,7 +4,6 @@ For each function below, in fresh processes: the first call with the cache off (
 call with a warm cache (the key, the store's read, typing, and the object loaded without LLVM's optimiser or code
 generator), medians over --runs processes; and, inside one process, the key's cost (preimage + SHA-256) against
 the cold compile (taken in a new process: it includes importing lorikeet/_key.py and the toolchain's text). The first call in a process also starts the JIT (about 1.5 ms here), in both columns.
-Until the store (lorikeet._cache) is merged, tests/_cache_standin.py stands in for it.
 """
 import argparse
 import json
@@ -23,12 +22,6 @@ import numpy as np
 t_import = time.perf_counter()
 import lorikeet as lk
 t_import = time.perf_counter() - t_import
-sys.path.insert(0, {tests!r})
-try:
-    import lorikeet._cache
-except ImportError:
-    import _cache_standin
-    sys.modules["lorikeet._cache"] = _cache_standin
 
 @lk.jit(backend={backend!r})
 def small(a, b):

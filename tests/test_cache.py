@@ -1,9 +1,6 @@
 """The on-disk code cache's key and its compile path (issue 11): a second process loads what the first compiled,
 and loads nothing stale. Each program runs in fresh processes against a temporary LORIKEET_CACHE_DIR, and
-compares with CPython running the same functions (f.py_func) or NumPy.
-
-The store (lorikeet._cache) is built apart; until it is merged, the programs use tests/_cache_standin.py, which
-has its interface (store(), Store.load, Store.save) and files an entry as <digest>.lkc as the real one does."""
+compares with CPython running the same functions (f.py_func) or NumPy."""
 import json
 import os
 import shutil
@@ -23,12 +20,6 @@ PYSHIM = os.path.join(os.path.dirname(HERE), "pyshim")
 
 PRELUDE = f"""\
 import sys
-sys.path.insert(0, {HERE!r})
-try:
-    import lorikeet._cache
-except ImportError:  # the store is not merged yet: its tests' stand-in
-    import _cache_standin
-    sys.modules["lorikeet._cache"] = _cache_standin
 import json, os
 import numpy as np
 import lorikeet as lk
@@ -57,10 +48,10 @@ def run(script, cache, env=None, cwd=None, args=()):
 
 
 def entries(cache):
-    """The cache's entries: files named by a 64-hex digest."""
+    """The cache's entries: <64-hex digest>.lkc (the store's temporary files live in tmp/ under other names)."""
     found = []
     for root, _, files in os.walk(cache):
-        found += [os.path.join(root, n) for n in files if len(n.split(".")[0]) == 64 and not n.endswith(".tmp")]
+        found += [os.path.join(root, n) for n in files if len(n.split(".")[0]) == 64 and n.endswith(".lkc")]
     return sorted(found)
 
 
