@@ -161,10 +161,12 @@ def host_time_of_a_launch(repeats=2000):
 
 
 def first_calls():
-    """First call of new kernels in this process (NVRTC included): the first, then a few more."""
+    """First call of new kernels in this process (NVRTC included): the first, then a few more. Each has its own
+    constant, so its CUDA C differs and NVRTC runs (the runtime keeps the images of identical kernel sources)."""
     times = []
     for k in range(4):
-        f = lk.jit(harness.fresh_function(fresh_kernel, f"gpu_{k}"), backend="gpu")
+        fresh = harness.fresh_function(fresh_kernel, f"gpu_{k}", edits=[("2.0 * b", f"{k + 2}.5 * b")])
+        f = lk.jit(fresh, backend="gpu")
         a = np.linspace(0, 1, 1000)
         t0 = time.perf_counter()
         f(a, a)

@@ -206,14 +206,17 @@ def per_call_times(fn, args, calls, batches=5):
 _fresh_dir = None
 
 
-def fresh_function(fn, tag):
-    """A new function object from fn's source, renamed, in a new module file: no cache can know it."""
+def fresh_function(fn, tag, edits=()):
+    """A new function object from fn's source, renamed, in a new module file: no cache can know it. edits: (old,
+    new) text replacements in the source, for a function whose code (not only its name) is new."""
     global _fresh_dir
     if _fresh_dir is None:
         _fresh_dir = tempfile.mkdtemp(prefix="lk-bench-")
         atexit.register(shutil.rmtree, _fresh_dir, True)
     name = f"{fn.__name__}_{tag}"
     src = inspect.getsource(fn).replace(f"def {fn.__name__}(", f"def {name}(", 1)
+    for old, new in edits:
+        src = src.replace(old, new)
     path = os.path.join(_fresh_dir, f"{name}.py")
     with open(path, "w") as f:
         f.write(f"import math\nimport numpy as np\n\n\n{src}")
