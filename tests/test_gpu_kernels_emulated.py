@@ -400,3 +400,31 @@ def test_a_combine_that_raises_in_a_chunked_scan_is_an_error_not_a_hang():
     out = np.zeros(a.size, dtype=np.int64)
     _, err = scan_launch(mod, a, out, 3, 64)
     assert err is not None and ERR_CLASS[err[1]] is ZeroDivisionError
+
+
+# nanmax only over floats: of integers it is max, already in the table
+SIZED_REDUCTIONS = [(fn, dt) for fn in (r_sum, r_prod, r_argmin, r_max, r_nanmax)
+                    for dt in (np.int8, np.uint64, np.float32, np.float64) if fn is not r_nanmax or np.dtype(dt).kind == "f"]
+
+
+@pytest.mark.parametrize("fn,dtype", SIZED_REDUCTIONS, ids=[f"{f.__name__}-{np.dtype(d).name}" for f, d in SIZED_REDUCTIONS])
+def test_a_reduction_at_the_scan_sizes_is_numpy_s(fn, dtype):
+    """The wide loads of the flat path (16 bytes, aligned), the scalar rest and the unaligned input."""
+    rng = np.random.default_rng(16)
+    mod = Module(lk.jit(fn).inspect_cuda(sample(dtype, 10, rng)))
+    for n, grid, block in SIZES:
+        buf = sample(dtype, n + 1, rng)
+        for a in (buf[:n], buf[1:]):  # aligned, and one element past (no wide loads)
+            if fn is r_prod and a.dtype.kind == "f":
+                a = (1 + (a - 0.5) * 1e-3).astype(dtype)
+            want = fn(a)
+            res, err = mod.launch(len(mod.kernels) - 1, reduce_fill(a), grid=grid, block=block)
+            assert err is None
+            if fn is r_argmin:
+                assert res[0] == want
+            elif np.asarray(want).dtype.kind == "f":
+                got = as_float(res[0])
+                tol = 2 * n * np.finfo(dtype).eps * (np.sum(np.abs(np.nan_to_num(a.astype(np.float64)))) if fn is r_sum else abs(want))
+                assert (math.isnan(got) and math.isnan(want)) or abs(got - want) <= tol, (n, grid, block, got, want)
+            else:
+                assert np.array(res[0]).astype(np.asarray(want).dtype) == want, (n, grid, block)
