@@ -75,8 +75,7 @@ def rows(quick):
     yield "fused sqrt(a*a+b*b)*exp(-c), %d float64" % n10, fused.fused_expr, fused.make_inputs(n10), 4 * 8 * n10
     yield "fused, %d float64" % n64, fused.fused_expr, fused.make_inputs(n64), 4 * 8 * n64
     yield "np.sum, %d float64" % n10, summation.sum_array, summation.make_inputs(n10), 8 * n10
-    # the scan is one GPU thread per line until the multi-block scan is built: 1M, not 10M, to finish in time
-    yield "np.cumsum, %d float64" % (n10 // 10), cumsum, (rng.random(n10 // 10),), 16 * (n10 // 10)
+    yield "np.cumsum, %d float64" % n10, cumsum, (rng.random(n10),), 16 * n10
     yield "np.mean(x < 0), %d float64" % n10, now_faster, (rng.standard_normal(n10),), 8 * n10
     yield "conv_3x3_trim, %d^2 float64" % img, conv.conv_3x3_trim, conv.make_inputs(img), None
     q = rng.random((mn, 784), dtype=np.float32)

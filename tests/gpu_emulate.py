@@ -32,7 +32,7 @@ SHIM = r"""
 #define __device__
 #define __forceinline__ inline
 #define __noinline__
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __restrict__ __restrict
 #define __shared__ static
 /* a barrier that aborts instead of hanging when a kernel's threads do not all arrive (a deadlock on a GPU) */
@@ -64,6 +64,7 @@ static lk_barrier *lk_block_barrier;
 struct lk_warp { lk_barrier *bar; unsigned char buf[32][16]; };
 static thread_local lk_warp *lk_my_warp;
 static inline void __syncthreads() { lk_block_barrier->arrive_and_wait(); }
+static inline void __syncwarp() { lk_my_warp->bar->arrive_and_wait(); }
 static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 template <class T> static T __shfl_down_sync(unsigned, T v, unsigned off)
 {
@@ -72,6 +73,16 @@ template <class T> static T __shfl_down_sync(unsigned, T v, unsigned off)
     lk_my_warp->bar->arrive_and_wait();
     T r;
     memcpy(&r, lk_my_warp->buf[lane + off < 32u ? lane + off : lane], sizeof r);
+    lk_my_warp->bar->arrive_and_wait();
+    return r;
+}
+template <class T> static T __shfl_up_sync(unsigned, T v, unsigned off)
+{
+    unsigned lane = threadIdx.x & 31u;
+    memcpy(lk_my_warp->buf[lane], &v, sizeof v);
+    lk_my_warp->bar->arrive_and_wait();
+    T r;
+    memcpy(&r, lk_my_warp->buf[lane >= off ? lane - off : lane], sizeof r);
     lk_my_warp->bar->arrive_and_wait();
     return r;
 }

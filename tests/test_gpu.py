@@ -88,6 +88,18 @@ def running(a):
     return np.cumsum(a), np.cumprod(a[:20])
 
 
+def big_scans(a, b, c):
+    return np.cumsum(a), np.cumsum(b), np.cumprod(1.0 + c * 1e-7), lk.scan(lambda x, y: y if y != 0 else x, b)
+
+
+def user_reduce(b):
+    return lk.reduce(lambda x, y: y if y != 0 else x, b)
+
+
+def sums_everywhere(a, f):
+    return np.sum(a), np.sum(f), np.sum(a[1:]), np.prod(1.0 + a * 1e-8), np.argmax(a), np.nanmax(f), np.mean(a)
+
+
 def arg_extremes(a):
     return np.argmin(a), np.argmax(a), np.min(a), np.max(a)
 
@@ -146,6 +158,51 @@ def _same(got, want):
 def test_parallel_nodes_match_cpython(fn, inputs):
     args = inputs()
     _same(gpu(fn)(*args), fn(*args))
+
+
+def _scan_inputs(n):
+    rng = np.random.default_rng(5)
+    b = rng.integers(-3, 4, n)
+    b[rng.random(n) < 0.5] = 0
+    return rng.random(n), b, rng.random(n)
+
+
+@needs_gpu
+@pytest.mark.parametrize("n", [1, 2047, 2048, 2049, 1_000_003, 10_000_000])
+def test_whole_array_scans_over_many_blocks_match_numpy(n):
+    """The chunked scan: integers exact; float sums within twice Higham's bound of any summation order, (n - 1) *
+    eps * sum(|x|), of NumPy's sequential cumsum; the same bits on every run."""
+    a, b, c = _scan_inputs(n)
+    f = gpu(big_scans)
+    got = f(a, b, c)
+    want = big_scans(a, b, c)
+    bound = 2 * max(n - 1, 1) * np.finfo(np.float64).eps * np.cumsum(np.abs(a))
+    assert np.all(np.abs(got[0] - want[0]) <= bound)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_allclose(got[2], want[2], rtol=4 * n * np.finfo(np.float64).eps)
+    np.testing.assert_array_equal(got[3], want[3])
+    again = f(a, b, c)
+    for g, h in zip(got, again):
+        assert g.tobytes() == h.tobytes()
+
+
+@needs_gpu
+@pytest.mark.parametrize("n", [1, 4095, 4097, 1_000_003, 10_000_000])
+def test_whole_array_reductions_match_numpy_and_repeat_bit_for_bit(n):
+    a, b, _ = _scan_inputs(n)
+    f32 = a.astype(np.float32)
+    f = gpu(sums_everywhere)
+    got, want = f(a, f32), sums_everywhere(a, f32)
+    eps64, eps32 = np.finfo(np.float64).eps, np.finfo(np.float32).eps
+    assert abs(got[0] - want[0]) <= 2 * n * eps64 * np.sum(a)
+    assert abs(got[1] - want[1]) <= 2 * n * eps32 * np.sum(a)
+    assert abs(got[2] - want[2]) <= 2 * n * eps64 * np.sum(a)
+    assert got[3] == pytest.approx(want[3], rel=4 * n * eps64)
+    assert got[4] == want[4] and got[5] == want[5]
+    assert got[6] == pytest.approx(want[6], rel=2 * n * eps64)
+    assert gpu(user_reduce)(b) == user_reduce(b)
+    again = f(a, f32)
+    assert all(np.asarray(x).tobytes() == np.asarray(y).tobytes() for x, y in zip(got, again))
 
 
 @needs_gpu

@@ -3,9 +3,10 @@ by gpu_emulate.py (block threads as host threads, barriers, shuffles through mem
 with the parameter block filled as kernel_abi.h says, against the cpu backend and NumPy. The scalar rules of
 ir.h elementwise, the lowest failing work item's error, reductions of every op and dtype over several blocks
 (partials, the last block's combine, the ticket left zero), prange reductions, axis reductions, scans, index
-maps and a prange whose body loops and calls a device function; and float16 (NumPy's bits: 16 bits in memory,
+maps and a prange whose body loops and calls a device function; float16 (NumPy's bits: 16 bits in memory,
 float32 arithmetic rounded once per operation by the preamble's own conversions) in maps, casts, reductions,
-scans and a prange."""
+scans and a prange; and the chunked scan of everything and the reductions at sizes around its tiles (the blocks
+run one after another here, so a block's wait for the chunks before it always ends)."""
 import math
 
 import numpy as np
@@ -96,7 +97,8 @@ def reduce_fill(a):
         slots[lay["n"]] = a.size
         for d in range(a.ndim):
             slots[lay["dims"] + d] = a.shape[d]
-        slots[lay["flat_ok"]] = int(a.flags.c_contiguous)
+        if lay["flat_ok"] >= 0:
+            slots[lay["flat_ok"]] = int(a.flags.c_contiguous)
         mod.keep.append(a)
         slots[lay["in"][0]] = a.ctypes.data
         slots[lay["in"][0] + 1:lay["in"][0] + 1 + a.ndim] = a.strides
@@ -245,7 +247,11 @@ def test_axis_reductions_and_scans_take_a_line_per_work_item(fn, out_shape, line
     k = len(mod.kernels) - 1
     def fill(mod, slots, lay):
         reduce_fill(a)(mod, slots, lay)
-        slots[lay["n"]] = out.size if lines is None else lines(a) if callable(lines) else lines
+        if lay["chunked"]:  # the scan of everything: the elements, chunked over the blocks
+            lines_ = a.size
+        else:
+            lines_ = out.size if lines is None else lines(a) if callable(lines) else lines
+        slots[lay["n"]] = lines_
         mod.keep.append(out)
         slots[lay["out"]] = out.ctypes.data
         slots[lay["out"] + 1:lay["out"] + 1 + out.ndim] = out.strides
@@ -549,3 +555,160 @@ def test_a_bool_product_is_any_of_the_ands():
     want = a @ b
     assert want.any() and not want.all()
     assert np.array_equal(run_int_product(a, b), want)
+# ---- the chunked scan of everything (cuda_scan.c), and reductions at the same sizes ----
+
+def cumsum_of(a): return np.cumsum(a)
+def cumprod_of(a): return np.cumprod(a)
+def cumsum_of_squares(a): return np.cumsum(a * a)
+def last_nonzero_scan(a): return lk.scan(lambda x, y: y if y != 0 else x, a)  # associative, not commutative
+def last_nonzero_scan_init(a): return lk.scan(lambda x, y: y if y != 0 else x, a, 7)
+def last_nonzero(a): return lk.reduce(lambda x, y: y if y != 0 else x, a)
+def last_nonzero_init(a): return lk.reduce(lambda x, y: y if y != 0 else x, a, 7)
+
+# (n, grid, block): a warp tile is 32 lanes * 8 elements, a block's tile that times its warps; a chunk is whole
+# block tiles. One element, more blocks than chunks, a tile less one, a tile, a tile and one, several tiles and a
+# ragged end, two warps, and a large run over several blocks.
+SIZES = [(1, 4, 32), (255, 2, 32), (256, 1, 32), (257, 3, 32), (3 * 512 + 77, 3, 64), (5000, 7, 64),
+         (100_003, 5, 64)]
+
+
+def float_tolerance(a, dtype):
+    """Any order of summation errs by at most (n - 1) * eps * sum(|x|) (Higham's bound): NumPy's sequential cumsum
+    and the kernel's grouping each do, so they may differ by twice that, and no more."""
+    eps = np.finfo(dtype).eps
+    return 2 * max(len(a) - 1, 1) * eps * np.cumsum(np.abs(a.astype(np.float64)))
+
+
+def scan_launch(mod, a, out, grid, block):
+    def fill(mod, slots, lay):
+        reduce_fill(a)(mod, slots, lay)
+        for at in lay["in"][1:]:  # a map of a with itself (a * a): every input is a
+            slots[at] = a.ctypes.data
+            slots[at + 1:at + 1 + a.ndim] = a.strides
+        mod.keep.append(out)
+        slots[lay["out"]] = out.ctypes.data
+        slots[lay["out"] + 1] = out.strides[0]
+    lay = mod.kernels[-1].layout
+    assert lay["chunked"] == 1
+    res, err = mod.launch(len(mod.kernels) - 1, fill, grid=grid, block=block)
+    return res, err
+
+
+SCAN_DTYPES = [np.int8, np.int32, np.int64, np.uint8, np.uint64, np.float32, np.float64, np.bool_]
+
+
+@pytest.mark.parametrize("dtype", SCAN_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_a_chunked_cumsum_is_numpy_s_at_every_size(dtype):
+    rng = np.random.default_rng(11)
+    mod = Module(lk.jit(cumsum_of).inspect_cuda(sample(dtype, 10, rng)))
+    for n, grid, block in SIZES:
+        a = sample(dtype, n, rng)
+        if a.dtype.kind == "f":
+            a = np.abs(np.nan_to_num(a))
+        want = np.cumsum(a)
+        out = np.zeros(n, dtype=want.dtype)
+        _, err = scan_launch(mod, a, out, grid, block)
+        assert err is None, (n, grid, block, err)
+        if want.dtype.kind == "f":
+            assert np.all(np.abs(out - want) <= float_tolerance(a, want.dtype)), (n, grid, block)
+        else:
+            np.testing.assert_array_equal(out, want, err_msg=str((n, grid, block)))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint64, np.float64], ids=lambda d: np.dtype(d).name)
+def test_a_chunked_cumprod_is_numpy_s(dtype):
+    rng = np.random.default_rng(12)
+    mod = Module(lk.jit(cumprod_of).inspect_cuda(np.ones(4, dtype=dtype)))
+    for n, grid, block in SIZES:
+        if np.dtype(dtype).kind == "f":
+            a = 1 + (rng.random(n) - 0.5) * 1e-3  # products stay near 1: relative errors add up, as in a sum
+        else:
+            a = rng.integers(1, 4, n).astype(dtype)  # wraps: exact whatever the grouping
+        want = np.cumprod(a)
+        out = np.zeros(n, dtype=want.dtype)
+        _, err = scan_launch(mod, a, out, grid, block)
+        assert err is None
+        if want.dtype.kind == "f":
+            np.testing.assert_allclose(out, want, rtol=4 * n * np.finfo(np.float64).eps)
+        else:
+            np.testing.assert_array_equal(out, want)
+
+
+def test_a_chunked_scan_of_a_map_and_of_a_strided_view():
+    rng = np.random.default_rng(13)
+    base = rng.random((300, 40))
+    mod = Module(lk.jit(cumsum_of_squares).inspect_cuda(base[:, ::3]))
+    for a in (base[:, ::3], base[:, :13].copy()):
+        out = np.zeros(a.size)
+        _, err = scan_launch(mod, a, out, 3, 64)
+        assert err is None
+        want = np.cumsum(a * a)
+        assert np.all(np.abs(out - want) <= float_tolerance((a * a).ravel(), np.float64))
+
+
+@pytest.mark.parametrize("fn", [last_nonzero_scan, last_nonzero_scan_init])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64], ids=lambda d: np.dtype(d).name)
+def test_a_user_combine_scan_is_split_in_order(fn, dtype):
+    """An associative combine that is not commutative: the chunks, warps' parts, tiles and runs must meet in order."""
+    rng = np.random.default_rng(14)
+    mod = Module(lk.jit(fn).inspect_cuda(np.ones(4, dtype=dtype)))
+    for n, grid, block in SIZES:
+        a = rng.integers(-2, 3, n).astype(dtype)
+        a[rng.random(n) < 0.7] = 0
+        want = lk.jit(fn)(a)
+        out = np.zeros(n, dtype=want.dtype)
+        _, err = scan_launch(mod, a, out, grid, block)
+        assert err is None
+        np.testing.assert_array_equal(out, want, err_msg=str((n, grid, block)))
+
+
+@pytest.mark.parametrize("fn", [last_nonzero, last_nonzero_init])
+def test_a_user_combine_reduction_runs_over_blocks_in_order(fn):
+    rng = np.random.default_rng(15)
+    mod = Module(lk.jit(fn).inspect_cuda(np.ones(4, dtype=np.int64)))
+    for n, grid, block in SIZES:
+        a = rng.integers(-2, 3, n)
+        a[rng.random(n) < 0.9] = 0
+        res, err = mod.launch(len(mod.kernels) - 1, reduce_fill(a), grid=grid, block=block)
+        assert err is None
+        assert res[0] == lk.jit(fn)(a), (n, grid, block)
+
+
+def bad_combine_scan(a): return lk.scan(lambda x, y: x // y, a)
+
+
+def test_a_combine_that_raises_in_a_chunked_scan_is_an_error_not_a_hang():
+    a = np.arange(1, 3000, dtype=np.int64)
+    a[1700] = 0
+    mod = Module(lk.jit(bad_combine_scan).inspect_cuda(a))
+    out = np.zeros(a.size, dtype=np.int64)
+    _, err = scan_launch(mod, a, out, 3, 64)
+    assert err is not None and ERR_CLASS[err[1]] is ZeroDivisionError
+
+
+# nanmax only over floats: of integers it is max, already in the table
+SIZED_REDUCTIONS = [(fn, dt) for fn in (r_sum, r_prod, r_argmin, r_max, r_nanmax)
+                    for dt in (np.int8, np.uint64, np.float32, np.float64) if fn is not r_nanmax or np.dtype(dt).kind == "f"]
+
+
+@pytest.mark.parametrize("fn,dtype", SIZED_REDUCTIONS, ids=[f"{f.__name__}-{np.dtype(d).name}" for f, d in SIZED_REDUCTIONS])
+def test_a_reduction_at_the_scan_sizes_is_numpy_s(fn, dtype):
+    """The wide loads of the flat path (16 bytes, aligned), the scalar rest and the unaligned input."""
+    rng = np.random.default_rng(16)
+    mod = Module(lk.jit(fn).inspect_cuda(sample(dtype, 10, rng)))
+    for n, grid, block in SIZES:
+        buf = sample(dtype, n + 1, rng)
+        for a in (buf[:n], buf[1:]):  # aligned, and one element past (no wide loads)
+            if fn is r_prod and a.dtype.kind == "f":
+                a = (1 + (a - 0.5) * 1e-3).astype(dtype)
+            want = fn(a)
+            res, err = mod.launch(len(mod.kernels) - 1, reduce_fill(a), grid=grid, block=block)
+            assert err is None
+            if fn is r_argmin:
+                assert res[0] == want
+            elif np.asarray(want).dtype.kind == "f":
+                got = as_float(res[0])
+                tol = 2 * n * np.finfo(dtype).eps * (np.sum(np.abs(np.nan_to_num(a.astype(np.float64)))) if fn is r_sum else abs(want))
+                assert (math.isnan(got) and math.isnan(want)) or abs(got - want) <= tol, (n, grid, block, got, want)
+            else:
+                assert np.array(res[0]).astype(np.asarray(want).dtype) == want, (n, grid, block)

@@ -132,6 +132,22 @@ const char *cu_apply_combine(Cu *c, const IrCombine *cb, const char *acc, const 
 
 /* cuda_kernels.c */
 bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner);
+/* Pieces of a kernel, shared with cuda_scan.c: the region's uses from the slots (at each work item's start);
+ * whether the kernel writes nothing its inputs may alias; the map's inputs and dims as named locals; whether a
+ * flat loop can serve; idx[d] of work item w unravelled in C order over dims (skipping axis skip, -1: none);
+ * out's data and strides as lk_out, lk_out_s<d>. */
+void cu_init_uses(Cu *c, const GpuKernelLayout *k);
+bool cu_reads_only(const IrNode *region);
+void cu_map_src(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, bool restrict_ok);
+bool cu_flat_possible(const GpuKernelLayout *k, const IrType *out_t);
+void cu_unravel(Cu *c, const char *w, int ndim, const char *const *dims, int skip, const char **idx);
+void cu_out_slots(Cu *c, const GpuKernelLayout *k, int ndim);
+/* Not an RtErrCode: rt_error_diag reports it as an internal error (the host launched more blocks than fit). */
+#define CU_ERR_GRID 101
+
+/* cuda_scan.c: kernels that combine in order over many blocks */
+bool cu_scan_chunked_kernel(Cu *c, const GpuKernelLayout *k, int index);
+bool cu_reduce_func_chunked_kernel(Cu *c, const GpuKernelLayout *k, int index);
 
 /* cuda_matmul.c: the body of kernel `index`, a GPU_K_MATMUL (the tiled product; its template and traits go to
  * c->types) */

@@ -7,15 +7,16 @@
  * Reductions of everything (and a prange's reductions) reduce per thread, then per block (warp shuffles and a
  * shared-memory tree that pairs neighbours, lk_block_reduce), write the block's partial to the scratch, and the
  * last block to take the ticket combines the partials in block order and zeroes the ticket: the result depends
- * on the grid only, never on which block finished first. A user's combine (lk.reduce with a function) runs in
- * one thread, in order (a combine may raise, and the tree has no way out of its barriers yet). Axis reductions
- * and scans take a work item per line, which reduces or scans it in order. Matrix products are
- * cuda_matmul.c's. */
+ * on the grid only, never on which block finished first. The flat path loads 16 bytes an input at a time where
+ * the inputs are aligned. A user's combine (lk.reduce with a function) whose partials combine, and the scan of
+ * everything, run chunked over the blocks in order (cuda_scan.c); a user's combine whose partials do not combine
+ * runs in one thread, in order. Axis reductions and scans along an axis take a work item per line, which
+ * reduces or scans it in order. Matrix products are cuda_matmul.c's. */
 #include "cuda.h"
 
 /* Variables of the region that the element code takes from the slots, at the start of each work item (a
  * prange's reduction variables excepted: they accumulate over the thread's work items). */
-static void init_uses(Cu *c, const GpuKernelLayout *k)
+void cu_init_uses(Cu *c, const GpuKernelLayout *k)
 {
     const IrRegion *r = k->node->region;
     for (int j = 0; j < r->nuses; j++) {
@@ -33,7 +34,7 @@ static void init_uses(Cu *c, const GpuKernelLayout *k)
 
 /* The kernel writes no memory its inputs may alias (element code with no store and no user call that may write;
  * a map's out just allocated, as an axis reduction's or a scan's always is): its inputs may be __restrict__. */
-static bool reads_only(const IrNode *region)
+bool cu_reads_only(const IrNode *region)
 {
     if (region->kind == IR_MAP)
         return region->u.map.out_is_fresh && !(ir_effects(region->u.map.body) & IR_FX_WRITE);
@@ -46,7 +47,7 @@ static bool reads_only(const IrNode *region)
 }
 
 /* The map's inputs and the space's dims from the slots, as named locals. */
-static void map_src(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, bool restrict_ok)
+void cu_map_src(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, bool restrict_ok)
 {
     const IrNode *map = k->map;
     m->map = map;
@@ -72,7 +73,7 @@ static void map_src(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, bool restrict_
 }
 
 /* Whether the flat loop can serve: every array input of the space's ndim with C layout, out too. */
-static bool flat_possible(const GpuKernelLayout *k, const IrType *out_t)
+bool cu_flat_possible(const GpuKernelLayout *k, const IrType *out_t)
 {
     if (k->flat_ok < 0 || k->ndim == 0) return false;
     if (out_t && out_t->layout != IR_LAYOUT_C) return false;
@@ -84,7 +85,7 @@ static bool flat_possible(const GpuKernelLayout *k, const IrType *out_t)
 }
 
 /* i64 idx[d] of work item `w` unravelled (C order) over dims, skipping axis `skip` (-1: none). */
-static void unravel(Cu *c, const char *w, int ndim, const char *const *dims, int skip, const char **idx)
+void cu_unravel(Cu *c, const char *w, int ndim, const char *const *dims, int skip, const char **idx)
 {
     const char *r = cu_tmp(c, ir_type_scalar(IR_DT_INT64), "%s", w);
     for (int d = ndim - 1; d >= 0; d--) {
@@ -111,7 +112,7 @@ static const char *out_addr(Cu *c, const char *out, int ndim, const char *const 
     return r;
 }
 
-static void out_slots(Cu *c, const GpuKernelLayout *k, int ndim)
+void cu_out_slots(Cu *c, const GpuKernelLayout *k, int ndim)
 {
     cu_line(c, "char *lk_out = (char *)p.s[%d];", k->out);
     for (int d = 0; d < ndim; d++) cu_line(c, "const i64 lk_out_s%d = p.s[%d];", d, k->out + 1 + d);
@@ -136,17 +137,17 @@ static bool map_kernel(Cu *c, const GpuKernelLayout *k)
     const IrNode *n = k->node;
     const IrType *ot = n->type;
     CuMapSrc m = {0};
-    map_src(c, k, &m, reads_only(n));
-    out_slots(c, k, ot->ndim);
-    bool flat = flat_possible(k, ot);
+    cu_map_src(c, k, &m, cu_reads_only(n));
+    cu_out_slots(c, k, ot->ndim);
+    bool flat = cu_flat_possible(k, ot);
     IrDtype body_dt = n->u.map.body->type->dtype;
     for (int pass = flat ? 0 : 1; pass < 2; pass++) {
         if (flat) cu_line(c, pass == 0 ? "if (p.s[%d]) {" : "} else {", k->flat_ok);
         if (flat) c->indent++;
         open_grid_loop(c);
-        init_uses(c, k);
+        cu_init_uses(c, k);
         const char *idx[IR_MAX_DIMS];
-        if (pass == 1) unravel(c, "lk_w", k->ndim, m.dims, -1, idx);
+        if (pass == 1) cu_unravel(c, "lk_w", k->ndim, m.dims, -1, idx);
         const char *v = cu_map_value_at(c, &m, pass == 0 ? "lk_w" : NULL, idx);
         if (!v) return false;
         v = cu_cast(c, v, ir_type_scalar(body_dt), ir_type_scalar(ot->dtype));
@@ -168,10 +169,10 @@ static bool imap_kernel(Cu *c, const GpuKernelLayout *k)
         dims[d] = cu_fmt(c, "lk_d%d", d);
         cu_line(c, "const i64 lk_d%d = p.s[%d];", d, k->dims + d);
     }
-    out_slots(c, k, nd);
+    cu_out_slots(c, k, nd);
     open_grid_loop(c);
-    init_uses(c, k);
-    unravel(c, "lk_w", nd, dims, -1, idx);
+    cu_init_uses(c, k);
+    cu_unravel(c, "lk_w", nd, dims, -1, idx);
     for (int d = 0; d < nd; d++) cu_line(c, "v%d = %s;", n->u.imap.idx[d]->id, idx[d]);
     const char *v = cu_expr(c, n->u.imap.body);
     if (!v) return false;
@@ -185,7 +186,7 @@ static bool prange_item(Cu *c, const GpuKernelLayout *k)
 {
     const IrNode *s = k->node;
     const IrVar *var = s->u.for_range.var;
-    init_uses(c, k);
+    cu_init_uses(c, k);
     cu_line(c, "v%d = (%s)(p.s[%d] + lk_w * p.s[%d]);", var->id, cu_type(c, var->type), k->start, k->step);
     if (var->maybe_unbound) cu_line(c, "b%d = true;", var->id);
     int cont = c->nlabel++;
@@ -230,9 +231,6 @@ static void acc_struct(Cu *c, int index, int nacc, const IrReduceOp *ops, const 
     cu_buf_free(&b);
 }
 
-/* Not an RtErrCode: rt_error_diag reports it as an internal error (the host launched more blocks than fit). */
-#define CU_ERR_GRID 101
-
 /* After the grid loop (lk_acc holds the thread's partial): the block's partial to the scratch, and in the last
  * block the partials combined in block order; then results(b) writes the results from thread 0. */
 static void grid_combine_open(Cu *c, int index)
@@ -272,26 +270,116 @@ static void grid_combine_close(Cu *c)
     cu_line(c, "lk_end: ;");
 }
 
-/* The thread's grid-stride loop of a map's elements into lk_acc (flat when the layout allows it). */
+/* One element of a reduce kernel, lk_w (declared by the caller), into lk_acc; its inputs loaded at the flat
+ * index, at the multi-index idx, or (vals not NULL) given: vals[i] the address of input i's element in a vector
+ * already loaded. */
+static bool reduce_one(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, IrReduceOp op, IrDtype dt, bool flat,
+                       const char *const *vals)
+{
+    cu_line(c, "lk_order = (u64)lk_w;");
+    cu_init_uses(c, k);
+    const char *v;
+    if (vals) {
+        const IrNode *map = m->map;
+        for (int i = 0; i < map->u.map.ninputs; i++) {
+            const IrType *t = map->u.map.inputs[i]->type;
+            const char *x = t->kind == IR_TY_ARRAY ? cu_load(c, t->dtype, vals[i]) : m->val[i];
+            const IrVar *prm = i < map->u.map.nparams ? map->u.map.params[i] : NULL;
+            if (prm) cu_line(c, "v%d = %s;", prm->id, cu_cast(c, x, t->kind == IR_TY_ARRAY ? ir_type_scalar(t->dtype) : t, prm->type));
+        }
+        v = cu_expr(c, map->u.map.body);
+    } else {
+        const char *idx[IR_MAX_DIMS];
+        if (!flat) cu_unravel(c, "lk_w", k->ndim, m->dims, -1, idx);
+        v = cu_map_value_at(c, m, flat || k->ndim == 0 ? "lk_w" : NULL, idx);
+    }
+    if (!v) return false;
+    v = cu_tmp(c, ir_type_scalar(dt), "%s", cu_cast(c, v, k->map->u.map.body->type, ir_type_scalar(dt)));
+    if (op == IR_RED_ARGMIN || op == IR_RED_ARGMAX)
+        cu_line(c, "if (%s) { lk_acc.r0 = %s; lk_acc.idx = lk_w; }", cu_arg_better(c, op, dt, v, "lk_w", "lk_acc.r0", "lk_acc.idx"), v);
+    else
+        cu_line(c, "lk_acc.r0 = %s;", cu_red_combine(c, op, dt, "lk_acc.r0", v, k->node->pos));
+    return true;
+}
+
+/* Elements per wide load of the flat path: 16 bytes of the widest array input (1: no array input). */
+static int vector_width(const GpuKernelLayout *k)
+{
+    int widest = 0;
+    for (int i = 0; i < k->ninputs; i++) {
+        const IrType *t = k->map->u.map.inputs[i]->type;
+        if (t->kind == IR_TY_ARRAY && ir_dtype_size(t->dtype) > widest) widest = ir_dtype_size(t->dtype);
+    }
+    return widest ? 16 / widest : 1;
+}
+
+/* Vectors a thread loads before it combines them: 32 bytes an input in flight, 32 KiB an SM at 1024 threads
+ * (CUB's rule for an H100; 4 measured no faster for a sum of 10M float64). */
+#define CU_VECTORS_IN_FLIGHT 2
+
+/* The flat path's wide loads, when every array input is aligned to its vector: each thread takes vectors q,
+ * q + stride, ... (CU_VECTORS_IN_FLIGHT at a time, then one at a time), lk_w0 past the last whole vector; the
+ * caller's scalar loop does the rest. */
+static bool reduce_vectors(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, IrReduceOp op, IrDtype dt, int V)
+{
+    CuBuf al = {0};
+    cu_buf_printf(&al, "true");
+    for (int i = 0; i < k->ninputs; i++) {
+        const IrType *t = k->map->u.map.inputs[i]->type;
+        if (t->kind == IR_TY_ARRAY) cu_buf_printf(&al, " && ((u64)lk_in%d & %dull) == 0", i, V * ir_dtype_size(t->dtype) - 1);
+    }
+    cu_line(c, "if (%s) {", al.s);
+    cu_buf_free(&al);
+    c->indent++;
+    cu_line(c, "const i64 lk_nv = lk_n / %d, lk_stride = (i64)gridDim.x * blockDim.x;", V);
+    cu_line(c, "i64 lk_q = (i64)blockIdx.x * blockDim.x + threadIdx.x;");
+    for (int pair = 0; pair < 2; pair++) {
+        int nvec = pair == 0 ? CU_VECTORS_IN_FLIGHT : 1;
+        if (pair == 0) cu_line(c, "for (; lk_q + %d * lk_stride < lk_nv; lk_q += %d * lk_stride) {", nvec - 1, nvec);
+        else cu_line(c, "for (; lk_q < lk_nv; lk_q += lk_stride) {");
+        c->indent++;
+        for (int j = 0; j < nvec; j++)
+            for (int i = 0; i < k->ninputs; i++) {
+                const IrType *t = k->map->u.map.inputs[i]->type;
+                if (t->kind != IR_TY_ARRAY) continue;
+                int bytes = V * ir_dtype_size(t->dtype);
+                cu_line(c, "const lk_v%d lk_x%d_%d = *(const lk_v%d *)(lk_in%d + (lk_q + %d * lk_stride) * %d);", bytes, j, i,
+                        bytes, i, j, bytes);
+            }
+        for (int j = 0; j < nvec; j++)
+            for (int u = 0; u < V; u++) {
+                cu_line(c, "{");
+                c->indent++;
+                cu_line(c, "const i64 lk_w = (lk_q + %d * lk_stride) * %d + %d;", j, V, u);
+                const char *vals[IR_MAX_MAP_INPUTS] = {0};
+                for (int i = 0; i < k->ninputs; i++)
+                    vals[i] = cu_fmt(c, "(const char *)&lk_x%d_%d + %d", j, i, u * ir_dtype_size(k->map->u.map.inputs[i]->type->dtype));
+                if (!reduce_one(c, k, m, op, dt, true, vals)) return false;
+                close_brace(c);
+            }
+        close_brace(c);
+    }
+    cu_line(c, "lk_w0 = lk_nv * %d;", V);
+    close_brace(c);
+    return true;
+}
+
+/* The thread's grid-stride loop of a map's elements into lk_acc (flat when the layout allows it, with wide
+ * loads where the inputs are aligned). */
 static bool reduce_all_elements(Cu *c, const GpuKernelLayout *k, IrReduceOp op, IrDtype dt)
 {
     CuMapSrc m = {0};
-    map_src(c, k, &m, reads_only(k->node));
-    bool flat = flat_possible(k, NULL), is_arg = op == IR_RED_ARGMIN || op == IR_RED_ARGMAX;
+    cu_map_src(c, k, &m, cu_reads_only(k->node));
+    bool flat = cu_flat_possible(k, NULL);
+    int V = vector_width(k);
     for (int pass = flat ? 0 : 1; pass < 2; pass++) {
         if (flat) cu_line(c, pass == 0 ? "if (p.s[%d]) {" : "} else {", k->flat_ok);
         if (flat) c->indent++;
-        open_grid_loop(c);
-        init_uses(c, k);
-        const char *idx[IR_MAX_DIMS];
-        if (pass == 1) unravel(c, "lk_w", k->ndim, m.dims, -1, idx);
-        const char *v = cu_map_value_at(c, &m, pass == 0 || k->ndim == 0 ? "lk_w" : NULL, idx);
-        if (!v) return false;
-        v = cu_tmp(c, ir_type_scalar(dt), "%s", cu_cast(c, v, k->map->u.map.body->type, ir_type_scalar(dt)));
-        if (is_arg)
-            cu_line(c, "if (%s) { lk_acc.r0 = %s; lk_acc.idx = lk_w; }", cu_arg_better(c, op, dt, v, "lk_w", "lk_acc.r0", "lk_acc.idx"), v);
-        else
-            cu_line(c, "lk_acc.r0 = %s;", cu_red_combine(c, op, dt, "lk_acc.r0", v, k->node->pos));
+        cu_line(c, "i64 lk_w0 = 0;");
+        if (pass == 0 && V > 1 && !reduce_vectors(c, k, &m, op, dt, V)) return false;
+        cu_line(c, "for (i64 lk_w = lk_w0 + (i64)blockIdx.x * blockDim.x + threadIdx.x; lk_w < lk_n; lk_w += (i64)gridDim.x * blockDim.x) {");
+        c->indent++;
+        if (!reduce_one(c, k, &m, op, dt, pass == 0, NULL)) return false;
         close_brace(c);
         if (flat) c->indent--;
     }
@@ -307,14 +395,14 @@ static bool reduce_func_one_thread(Cu *c, const GpuKernelLayout *k)
     const IrType *acc_t = cb->acc_param->type;
     IrDtype dt = k->map->u.map.body->type->dtype;
     CuMapSrc m = {0};
-    map_src(c, k, &m, reads_only(k->node));
+    cu_map_src(c, k, &m, cu_reads_only(k->node));
     cu_line(c, "if (blockIdx.x != 0 || threadIdx.x != 0) return;");
     cu_line(c, "%s lk_r = %s;", cu_type(c, acc_t), cu_konst(c, acc_t, 0, 0.0));
     cu_line(c, "bool lk_started = false;");
     cu_line(c, "for (i64 lk_w = 0; lk_w < lk_n; lk_w++) {");
     c->indent++;
     cu_line(c, "lk_order = (u64)lk_w;");
-    init_uses(c, k);
+    cu_init_uses(c, k);
     if (cb->init) {
         cu_line(c, "if (lk_w == 0) {");
         c->indent++;
@@ -324,7 +412,7 @@ static bool reduce_func_one_thread(Cu *c, const GpuKernelLayout *k)
         close_brace(c);
     }
     const char *idx[IR_MAX_DIMS];
-    unravel(c, "lk_w", k->ndim, m.dims, -1, idx);
+    cu_unravel(c, "lk_w", k->ndim, m.dims, -1, idx);
     const char *v = cu_map_value_at(c, &m, k->ndim == 0 ? "lk_w" : NULL, idx);
     if (!v) return false;
     v = cu_tmp(c, ir_type_scalar(dt), "%s", v);
@@ -340,7 +428,7 @@ static bool reduce_func_one_thread(Cu *c, const GpuKernelLayout *k)
     if (cb->init) {
         cu_line(c, "if (!lk_started) {");
         c->indent++;
-        init_uses(c, k);
+        cu_init_uses(c, k);
         const char *init = cu_expr(c, cb->init);
         if (!init) return false;
         cu_line(c, "lk_r = %s;", cu_cast(c, init, cb->init->type, acc_t));
@@ -356,6 +444,7 @@ static bool reduce_all_kernel(Cu *c, const GpuKernelLayout *k, int index)
 {
     const IrNode *n = k->node;
     IrReduceOp op = n->u.reduce.op;
+    if (op == IR_RED_FUNC && ir_reduce_partials_ok(op, &n->u.reduce.combine)) return cu_reduce_func_chunked_kernel(c, k, index);
     if (op == IR_RED_FUNC) return reduce_func_one_thread(c, k);
     IrDtype dt = k->map->u.map.body->type->dtype;
     acc_struct(c, index, 1, &op, &dt, n->pos);
@@ -469,13 +558,13 @@ static bool line_kernel(Cu *c, const GpuKernelLayout *k, int axis, bool scan, co
 {
     const IrNode *n = k->node;
     CuMapSrc m = {0};
-    map_src(c, k, &m, reads_only(k->node));
+    cu_map_src(c, k, &m, cu_reads_only(k->node));
     const IrType *ot = scan ? n->u.scan.out->type : n->u.reduce.out->type;
-    out_slots(c, k, ot->ndim);
+    cu_out_slots(c, k, ot->ndim);
     open_grid_loop(c);
-    init_uses(c, k);
+    cu_init_uses(c, k);
     const char *idx[IR_MAX_DIMS];
-    if (axis >= 0) unravel(c, "lk_w", k->ndim, m.dims, axis, idx);
+    if (axis >= 0) cu_unravel(c, "lk_w", k->ndim, m.dims, axis, idx);
     if (!line_start(c, l)) return false;
     if (!scan && ir_reduce_needs_items(l->op, l->cb))
         cu_raise(c, cu_fmt(c, "lk_d%d == 0", axis), RT_ERR_VALUE, n->pos, cu_fmt(c, "%d", RT_VAL_EMPTY_REDUCE), NULL, NULL);
@@ -488,7 +577,7 @@ static bool line_kernel(Cu *c, const GpuKernelLayout *k, int axis, bool scan, co
         for (int d = 0; d < k->ndim; d++) cu_line(c, "lk_total *= lk_d%d;", d);
         cu_line(c, "for (i64 lk_j = 0; lk_j < lk_total; lk_j++) {");
         c->indent++;
-        if (k->ndim) unravel(c, "lk_j", k->ndim, m.dims, -1, idx);
+        if (k->ndim) cu_unravel(c, "lk_j", k->ndim, m.dims, -1, idx);
     }
     const char *v = cu_map_value_at(c, &m, k->ndim ? NULL : "0", idx);
     if (!v) return false;
@@ -521,10 +610,11 @@ static bool reduce_axis_kernel(Cu *c, const GpuKernelLayout *k)
     return line_kernel(c, k, n->u.reduce.axis, false, &l);
 }
 
-/* A scan: a work item per line (axis -1: one work item, a single thread, for the whole flattened space; a
- * multi-block scan comes later). */
-static bool scan_kernel(Cu *c, const GpuKernelLayout *k)
+/* A scan: chunked over the blocks (cuda_scan.c) where kernel_abi.c says so, else a work item per line (axis
+ * -1 with a combine that cannot be split, or element code that writes: one work item for everything). */
+static bool scan_kernel(Cu *c, const GpuKernelLayout *k, int index)
 {
+    if (k->chunked) return cu_scan_chunked_kernel(c, k, index);
     const IrNode *n = k->node;
     IrReduceOp op = n->u.scan.op;
     IrDtype dt = k->map->u.map.body->type->dtype;
@@ -543,14 +633,20 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
     cu_buf_printf(c->out, "/* kernel %d: the %s at %s:%d (%s) */\n", index, kinds[k->kind],
                   k->node->pos.file ? k->node->pos.file : owner->file, k->node->pos.line, owner->name);
     /* where each value sits in the parameter block (kernel_abi.h), for readers of inspect_cuda and its tests */
-    cu_buf_printf(c->out, "/* layout: nslots=%d n=%d ndim=%d dims=%d flat_ok=%d out=%d start=%d step=%d product=%d arg=%d,%d,%d in=",
-                  k->nslots, k->n, k->ndim, k->dims, k->flat_ok, k->out, k->start, k->step, k->product, k->arg[0], k->arg[1],
-                  k->arg[2]);
+    cu_buf_printf(c->out, "/* layout: nslots=%d n=%d ndim=%d dims=%d flat_ok=%d out=%d start=%d step=%d chunked=%d product=%d arg=%d,%d,%d in=",
+                  k->nslots, k->n, k->ndim, k->dims, k->flat_ok, k->out, k->start, k->step, (int)k->chunked, k->product,
+                  k->arg[0], k->arg[1], k->arg[2]);
     for (int i = 0; i < k->ninputs; i++) cu_buf_printf(c->out, "%s%d", i ? "," : "", k->input[i]);
     cu_buf_printf(c->out, " uses=");
     for (int j = 0; j < k->nuses; j++) cu_buf_printf(c->out, "%s%s:%d", j ? "," : "", k->node->region->uses[j]->name, k->use[j]);
     cu_buf_printf(c->out, " */\n");
-    cu_buf_printf(c->out, "extern \"C\" __global__ void __launch_bounds__(%d) lk_k%d(struct lk_p%d p)\n{\n", RT_GPU_BLOCK, index, index);
+    /* a chunked scan's blocks wait for the blocks before them, and any reduce kernel's grid is one wave: the
+     * registers must let GPU_REDUCE_BLOCKS_PER_SM blocks an SM be resident (80 registers gave 3, and a second
+     * wave doubled a 10M cumsum's time) */
+    bool one_wave = (k->kind == GPU_K_REDUCE_ALL) || (k->kind == GPU_K_SCAN && k->chunked) ||
+                    (k->kind == GPU_K_PRANGE && k->node->u.for_range.nreds > 0);
+    cu_buf_printf(c->out, "extern \"C\" __global__ void __launch_bounds__(%d%s) lk_k%d(struct lk_p%d p)\n{\n", RT_GPU_BLOCK,
+                  one_wave ? cu_fmt(c, ", %d", GPU_REDUCE_BLOCKS_PER_SM) : "", index, index);
     c->indent = 1;
     cu_line(c, "unsigned char *lk_err = (unsigned char *)p.s[0];");
     cu_line(c, "unsigned char *lk_scratch = (unsigned char *)p.s[1];");
@@ -562,14 +658,17 @@ bool cu_kernel(Cu *c, const GpuKernelLayout *k, int index, IrFunc *owner)
     case GPU_K_MAP: ok = map_kernel(c, k); break;
     case GPU_K_IMAP: ok = imap_kernel(c, k); break;
     case GPU_K_REDUCE_ALL:
-        own_fail = k->node->u.reduce.op != IR_RED_FUNC;
+        own_fail = k->node->u.reduce.op != IR_RED_FUNC || ir_reduce_partials_ok(IR_RED_FUNC, &k->node->u.reduce.combine);
         ok = reduce_all_kernel(c, k, index);
         break;
     case GPU_K_REDUCE_AXIS:
         if (k->product >= 0) cu_matmul_in_reduce(c, k, index);
         ok = reduce_axis_kernel(c, k);
         break;
-    case GPU_K_SCAN: ok = scan_kernel(c, k); break;
+    case GPU_K_SCAN:
+        own_fail = k->chunked;
+        ok = scan_kernel(c, k, index);
+        break;
     case GPU_K_PRANGE:
         own_fail = k->node->u.for_range.nreds > 0;
         ok = prange_kernel(c, k, index);

@@ -97,6 +97,18 @@ GpuGemvForm gpu_reduce_gemv_form(const IrNode *n)
     return GPU_GEMV_NONE;
 }
 
+/* A scan of everything runs chunked over blocks when its combine may be split (a built-in one, or a user's whose
+ * partials combine: ir_reduce_partials_ok, as the openmp team decides) and neither its element code nor its
+ * combine writes memory: the chunked scan evaluates each element twice. */
+static bool scan_chunked(const IrNode *n)
+{
+    if (n->u.scan.axis >= 0 || !ir_reduce_partials_ok(n->u.scan.op, &n->u.scan.combine)) return false;
+    unsigned fx = ir_effects(n->u.scan.input->u.map.body);
+    if (n->u.scan.combine.body) fx |= ir_effects(n->u.scan.combine.body);
+    if (n->u.scan.combine.init) fx |= ir_effects(n->u.scan.combine.init);
+    return !(fx & IR_FX_WRITE);
+}
+
 bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *L, const char *file, LkDiag *diag)
 {
     memset(L, 0, sizeof *L);
@@ -131,7 +143,8 @@ bool gpu_kernel_layout(const IrNode *node, RtArena *arena, GpuKernelLayout *L, c
         L->dims = s;
         s += L->ndim;
     }
-    if (L->kind == GPU_K_MAP || L->kind == GPU_K_REDUCE_ALL) L->flat_ok = s++;
+    if (L->kind == GPU_K_SCAN) L->chunked = scan_chunked(node);
+    if (L->kind == GPU_K_MAP || L->kind == GPU_K_REDUCE_ALL || L->chunked) L->flat_ok = s++;
     if (L->kind == GPU_K_REDUCE_AXIS && gpu_reduce_is_product(node)) L->product = s++;
     if (L->map) {
         L->ninputs = L->map->u.map.ninputs;

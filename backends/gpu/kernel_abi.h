@@ -21,13 +21,15 @@
  *         writes the record so that the lowest failing work item's error is the one left (atomicMin on order,
  *         then the fields under the lock if order is still its own), and stops; the host reads the record at the
  *         next rt_gpu_sync. So the error does not depend on the grid, as ir.h asks of every backend.
- *   s[1]  the scratch (RT_GPU_SCRATCH_BYTES): a uint32 ticket at offset 0 (zero before a launch; a kernel that
- *         uses it leaves it zero), results at offset 16 (8-byte slots in the encoding above: GPU_RESULTS of
- *         them), per-block partial results from offset GPU_PARTIALS_OFFSET.
+ *   s[1]  the scratch (RT_GPU_SCRATCH_BYTES): a uint32 ticket at offset 0 and a uint32 count of finished
+ *         blocks at offset 4 (both zero before a launch; a kernel that uses them leaves them zero), results at
+ *         offset 16 (8-byte slots in the encoding above: GPU_RESULTS of them), per-block (or per-chunk) partial
+ *         results from offset GPU_PARTIALS_OFFSET (16 bytes each, RT_GPU_MAX_REDUCE_BLOCKS of them), and a
+ *         chunked scan's per-chunk uint32 flags from GPU_SCAN_FLAGS_OFFSET (zero before a launch and after).
  * Then, by kind:
  *   s[n]           the number of work items (rt_gpu_launch spreads [0, n) over the grid);
  *   s[dims + d]    the iteration space, d < ndim;
- *   s[flat_ok]     MAP, REDUCE_ALL: 1 when the inputs and (MAP) out all have the space's shape and C layout,
+ *   s[flat_ok]     MAP, REDUCE_ALL, chunked SCAN: 1 when the inputs and (MAP) out all have the space's shape and C layout,
  *                  so that element k of the space is element k of each (a flat index serves all);
  *   s[input[i]]    MAP, REDUCE_*, SCAN: the i-th input of the map computed (the region itself for MAP, the
  *                  input of a reduce or scan): an array input is its data address, then its strides over the
@@ -42,11 +44,22 @@
  *                  per-element code takes its own copy of each: variables it assigns are private to a work item).
  * Work items: MAP, REDUCE_ALL: the elements of the space; IMAP: its index tuples in C order; REDUCE_AXIS: the
  * elements of out (each reduces one line of the space along the axis, in order); SCAN: the lines of out along
- * its axis (one for axis -1: the space flattened); PRANGE: the iterations; MATMUL: RT_GPU_BLOCK per square tile of
- * GPU_MATMUL_TILE x GPU_MATMUL_TILE elements of out (a block per tile, cuda_matmul.c), launched only when cuBLAS
- * did not take the product (runtime.h's rt_gpu_gemm).
- * Launch kinds: REDUCE_ALL and a PRANGE with reductions launch as RT_LAUNCH_REDUCE: each block reduces its work
- * items in order, writes its partial at GPU_PARTIALS_OFFSET + block * 16, and the last block to take a ticket
+ * its axis, or, chunked (below), the elements of the space flattened; PRANGE: the iterations; MATMUL:
+ * RT_GPU_BLOCK per square tile of GPU_MATMUL_TILE x GPU_MATMUL_TILE elements of out (a block per tile,
+ * cuda_matmul.c), launched only when cuBLAS did not take the product (runtime.h's rt_gpu_gemm).
+ * A chunked SCAN (GpuKernelLayout.chunked: axis -1, a combine whose partials combine, element code that writes
+ * nothing, as it runs twice) launches as RT_LAUNCH_REDUCE over the elements: each block takes the next chunk
+ * (the ticket), a contiguous run of ceil(n / blocks) elements rounded up to whole tiles; it reduces its chunk,
+ * publishes the total at GPU_PARTIALS_OFFSET + chunk * 16 and sets the chunk's flag; it combines the totals of
+ * the chunks before its own, in chunk order, as a fixed tree (waiting for their flags: they were taken by
+ * blocks already running, so the wait ends), and scans its chunk again from that prefix, tile by tile. The last
+ * block to finish (the count at offset 4) zeroes the flags, the ticket and the count. The result depends on
+ * the grid only, never on timing.
+ * Launch kinds: REDUCE_ALL, a PRANGE with reductions and a chunked SCAN launch as RT_LAUNCH_REDUCE (one wave:
+ * GPU_REDUCE_BLOCKS_PER_SM blocks an SM at most, which their __launch_bounds__ promise can be resident). A
+ * REDUCE_ALL or PRANGE block reduces its work items (a built-in op: any of its items, grid-stride; a user's
+ * combine: block b the b-th contiguous chunk, in order), writes its partial at GPU_PARTIALS_OFFSET + block * 16,
+ * and the last block to take a ticket
  * combines the partials in block order into the results (REDUCE_ALL: one; PRANGE: one per reduction, in
  * for_range.reds order; argmin/argmax: the index), then zeroes the ticket. An empty REDUCE_ALL still launches
  * one block: it writes the identity, or raises the empty-reduction ValueError. The rest launch as
@@ -59,6 +72,12 @@
 #define GPU_RESULTS 64                /* result slots in the scratch (a prange with more reductions is refused) */
 #define GPU_RESULTS_OFFSET 16
 #define GPU_PARTIALS_OFFSET 1024      /* 16 bytes a block: a value and, for argmin/argmax, its index */
+#define GPU_REDUCE_BLOCKS_PER_SM 4    /* rt_gpu_launch's grid for RT_LAUNCH_REDUCE: the kernels' __launch_bounds__ */
+#define GPU_DONE_OFFSET 4             /* the count of finished blocks (chunked scans) */
+#define GPU_SCAN_FLAGS_OFFSET (GPU_PARTIALS_OFFSET + 16 * RT_GPU_MAX_REDUCE_BLOCKS)
+#if GPU_SCAN_FLAGS_OFFSET + 4 * RT_GPU_MAX_REDUCE_BLOCKS > RT_GPU_SCRATCH_BYTES
+#error "the scratch cannot hold a chunked scan's partials and flags"
+#endif
 #define GPU_ERROR_ORDER_OFFSET 40
 #define GPU_ERROR_LOCK_OFFSET 48
 #define GPU_ERROR_RECORD_BYTES 64
@@ -82,6 +101,7 @@ typedef struct GpuKernelLayout {
     int nslots;
     int n, dims, flat_ok, out, start, step; /* slot offsets, -1 where the kind has none */
     int product;          /* REDUCE_AXIS that gpu_reduce_is_product: the slot of its flag, else -1 */
+    bool chunked;         /* SCAN: the multi-block scan of everything (above); else a work item per line */
     int input[IR_MAX_MAP_INPUTS];
     int ninputs;
     int arg[3];

@@ -333,6 +333,11 @@ static LLVMValueRef gpu_scan(Cg *cg, const IrNode *n, const GpuKernelLayout *L)
     put_inputs(cg, &b, L, &m);
     put_out(cg, &b, L, out, n->u.scan.out->type->ndim);
     put_uses(cg, &b, L);
+    if (L->chunked) { /* the elements, chunked over the blocks (kernel_abi.h) */
+        put(cg, &b, L->flat_ok, m.flat_ok_static ? LLVMBuildZExt(cg->b, m.flat_ok, cg->i64, "") : cg_i64(cg, 0));
+        launch(cg, L, &b, product(cg, m.dims, m.ndim, -1), RT_LAUNCH_REDUCE);
+        return out;
+    }
     LLVMValueRef lines = n->u.scan.axis < 0 ? cg_i64(cg, 1) : product(cg, m.dims, m.ndim, n->u.scan.axis);
     launch(cg, L, &b, lines, RT_LAUNCH_ELEMENTS);
     return out;
