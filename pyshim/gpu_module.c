@@ -42,6 +42,35 @@ static PyObject *cublas_status(PyObject *self, PyObject *unused)
     return Py_BuildValue("(is)", version, path ? path : "");
 }
 
+/* _gpu_info() -> the device as `python -m lorikeet info` shows it: {name, compute_capability: (major, minor),
+ * multiprocessors, memory_bytes, driver_version}, or None where rt_gpu_unavailable() (gpu_available() says why).
+ * Initialises the driver, as gpu_available() does. */
+static PyObject *gpu_info(PyObject *self, PyObject *unused)
+{
+    RtGpuInfo info;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rt_gpu_info(&info);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) Py_RETURN_NONE;
+    return Py_BuildValue("{sss(ii)sisLsi}", "name", info.name, "compute_capability", info.cc / 10, info.cc % 10,
+                         "multiprocessors", info.sms, "memory_bytes", (long long)info.total_mem, "driver_version",
+                         info.driver_version);
+}
+
+/* _nvrtc_status() -> (version, None), or (0, why NVRTC cannot be used); needs no GPU. */
+static PyObject *nvrtc_status(PyObject *self, PyObject *unused)
+{
+    const char *why;
+    int version;
+    Py_BEGIN_ALLOW_THREADS
+    why = rt_nvrtc_unavailable();
+    version = why ? 0 : rt_nvrtc_version();
+    Py_END_ALLOW_THREADS
+    if (why) return Py_BuildValue("(is)", 0, why);
+    return Py_BuildValue("(iO)", version, Py_None);
+}
+
 /* NVRTC's failure as InternalError with the whole log (the diagnostic holds only its start). */
 static PyObject *raise_compile(const LkDiag *diag, const char *name, const char *log)
 {
@@ -369,6 +398,8 @@ static PyMethodDef gpu_functions[] = {
     {"_device_view", device_view, METH_O, "_device_view(obj) -> how the call path sees a device array, or None"},
     {"gpu_available", gpu_available, METH_NOARGS, "gpu_available() -> (True, None) or (False, why not)"},
     {"gpu_stats", gpu_stats, METH_NOARGS, "the gpu's counters (copies, device memory, launches, compiles)"},
+    {"_gpu_info", gpu_info, METH_NOARGS, "_gpu_info() -> the device's name, compute capability, driver; or None"},
+    {"_nvrtc_status", nvrtc_status, METH_NOARGS, "_nvrtc_status() -> (version, None), or (0, why not)"},
     {"_cublas_status", cublas_status, METH_NOARGS, "_cublas_status() -> (version, path), or (0, why cuBLAS is not used)"},
     {"_nvrtc_compile", nvrtc_compile, METH_VARARGS,
      "_nvrtc_compile(src, cc, name=..., fastmath=False) -> (image bytes, is_ptx); InternalError with NVRTC's log"},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lorikeet needs on a fresh Debian/Ubuntu machine, and nothing that is already there:
 # LLVM 16 headers and library, Python headers, a C compiler (apt-get, when root), and a local .venv
-# with numpy and pytest (numba, scipy and matplotlib too when LK_WITH_NUMBA=1, for the benchmarks).
+# with numpy, pytest, setuptools and wheel (numba, scipy and matplotlib too when LK_WITH_NUMBA=1, for the
+# benchmarks).
 # It is idempotent: a second run does no work and touches nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   $PY -m venv .venv
 fi
-want="numpy pytest"
+want="numpy pytest setuptools wheel"   # setuptools, wheel: tests/test_install.py builds offline
 [ "${LK_WITH_NUMBA:-0}" = 1 ] && want="$want numba matplotlib scipy"   # scipy: numba's np.dot needs it
 missing=()
 for p in $want; do .venv/bin/python -c "import $p" >/dev/null 2>&1 || missing+=("$p"); done

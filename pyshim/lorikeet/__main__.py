@@ -77,7 +77,82 @@ def add_cache(sub):
     p.set_defaults(run=run_cache)
 
 
-COMMANDS = [add_cache]
+def key_fields(text):
+    """The backend's key_extras ('name=value' separated by ';' or newlines) as a dict."""
+    fields = {}
+    for item in text.replace("\n", ";").split(";"):
+        name, eq, value = item.partition("=")
+        if eq:
+            fields[name.strip()] = value.strip()
+    return fields
+
+
+def run_info(args):
+    import platform
+    import textwrap
+
+    import numpy
+
+    from . import __version__, _lorikeet, get_backend, get_num_threads
+
+    def line(name, value):
+        print(f"{name + ':':<18}{value}")
+
+    cpu = key_fields(_lorikeet.key_extras("cpu", False))
+    line("lorikeet", f"{__version__} (build {_lorikeet.build_id()[:12]}, {os.path.dirname(__file__)})")
+    line("Python", f"{platform.python_version()} ({sys.executable})")
+    line("NumPy", numpy.__version__)
+    line("LLVM", cpu.get("llvm", "unknown"))
+    print("backends:")
+    for name in ("cpu", "openmp", "gpu"):
+        ok = _lorikeet.backend_available(name)
+        if ok is True:
+            extra = f", {get_num_threads()} threads" if name == "openmp" else ""
+            print(f"    {name:<8}available{extra}")
+        else:
+            print(f"    {name:<8}not available: {ok[1]}")
+    line("default backend", get_backend() + (" (LORIKEET_BACKEND)" if os.environ.get("LORIKEET_BACKEND") else ""))
+    named = " (LORIKEET_CPU)" if os.environ.get("LORIKEET_CPU") else ""
+    line("CPU", f"{cpu.get('cpu', 'unknown')}{named}, {cpu.get('triple', '')}")
+    features = sorted(f[1:] for f in cpu.get("features", "").split(",") if f.startswith("+"))
+    wrapped = textwrap.fill(" ".join(features) or "(none)", 118, initial_indent=" " * 18, subsequent_indent=" " * 18)
+    line("CPU features", wrapped.lstrip())
+    gpu = _lorikeet._gpu_info()
+    if gpu is None:
+        line("GPU", f"none: {_lorikeet.gpu_available()[1]}")
+    else:
+        major, minor = gpu["compute_capability"]
+        driver = gpu["driver_version"]
+        line("GPU", f"{gpu['name']}, compute capability {major}.{minor}, {gpu['multiprocessors']} SMs, "
+                    f"{human(gpu['memory_bytes'])}, CUDA driver {driver // 1000}.{driver % 1000 // 10}")
+    nvrtc, why = _lorikeet._nvrtc_status()
+    line("NVRTC", f"{nvrtc // 1000}.{nvrtc % 1000 // 10}" if nvrtc else f"not available: {why}")
+    version, where = _lorikeet._cublas_status()
+    cublas = f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
+    line("cuBLAS", f"{cublas} ({where})" if version else f"not used: {where}")
+    st = _open_cache_store()
+    off = os.environ.get("LORIKEET_CACHE", "1").strip().lower() in ("0", "off", "false", "no")
+    if not st.layers:
+        line("cache", "no usable folder: compiled code is kept in memory only")
+    for layer in st.layers:
+        found = st.entries(layer)
+        kind = "writable" if layer.writable else "read-only"
+        state = ", off (LORIKEET_CACHE=0)" if off else ""
+        line("cache", f"{layer.root} ({kind}{state}): {entries(len(found))}, {human(sum(e[1] for e in found))}")
+    for root, why in st.problems:
+        line("cache", f"not used: {root} ({why})")
+    return 0
+
+
+def add_info(sub):
+    p = sub.add_parser("info", help="versions, backends (and why one is not available), CPU, GPU, cache",
+                       description="Prints the versions of lorikeet, Python, NumPy and LLVM; which backends can "
+                                   "run here and, for those that cannot, why; the CPU and the features the JIT "
+                                   "compiles for; the GPU, NVRTC and cuBLAS; the cache folders and their size.")
+    p.set_defaults(run=run_info)
+
+
+COMMANDS = [add_cache, add_info]
 
 
 def main(argv=None):
