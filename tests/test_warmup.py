@@ -1,11 +1,17 @@
-"""Declared signatures (Numba's notation) and ahead-of-time warm-up: f.warmup(), f.warmup(*examples)."""
+"""Declared signatures (Numba's notation) and ahead-of-time warm-up: f.warmup(), f.warmup(*examples),
+`python -m lorikeet warmup MODULE_OR_FILE`."""
+import os
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import lorikeet as lk
 from lorikeet._signatures import Array, Scalar, Tuple, parse
+
+PYSHIM = os.path.join(os.path.dirname(__file__), "..", "pyshim")
 
 
 def work(d):
@@ -142,3 +148,91 @@ def test_eager_compiles_at_decoration():
 
     assert work(first) == (1, 1)
     assert first(np.arange(3)) == 0 and work(first) == (1, 1)
+
+
+# --- python -m lorikeet warmup -----------------------------------------------------------------------------------
+
+MODULE = """
+import numpy as np
+import lorikeet as lk
+
+@lk.jit(signatures=["float64[:](float64[:], float64[:])", "f4[::1], f4[::1]"])
+def add(a, b):
+    return a + b
+
+@lk.jit("float64(float32[:, :], int64)")
+def total(a, n):
+    return a.sum() * n
+
+@lk.jit
+def undeclared(a):
+    return a
+"""
+
+USE = """
+import sys
+import numpy as np
+import warmmod
+x = np.arange(4.0)
+assert (warmmod.add(x, x) == x + x).all()
+y = np.ones((2, 3), dtype=np.float32)
+assert warmmod.total(y, 2) == 12.0
+print(warmmod.add.cache_info()["compiles"], warmmod.total.cache_info()["compiles"],
+      warmmod.add.cache_info()["hits"], warmmod.total.cache_info()["hits"])
+"""
+
+
+def run(args, tmp_path, cache, **env):
+    e = dict(os.environ, LORIKEET_CACHE_DIR=str(cache), PYTHONPATH=PYSHIM, **env)
+    e.pop("LORIKEET_CACHE", None)
+    return subprocess.run([sys.executable, *args], env=e, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+
+
+def cache_entries(cache):
+    return [f for _, _, fs in os.walk(cache) for f in fs if f.endswith(".lkc")]
+
+
+def test_cli_warmup_fills_cache_and_fresh_process_hits(tmp_path):
+    (tmp_path / "warmmod.py").write_text(MODULE)
+    (tmp_path / "use.py").write_text(USE)
+    cache = tmp_path / "cache"
+    p = run(["-m", "lorikeet", "warmup", str(tmp_path / "warmmod.py"), "--backend", "cpu"], tmp_path, cache)
+    assert p.returncode == 0, p.stderr
+    assert "[3/3] warmmod.total(float32[:, :], int64) cpu" in p.stderr
+    assert "3 signatures of 2 functions" in p.stdout and "3 compiled" in p.stdout
+    assert len(cache_entries(cache)) == 3
+    p = run(["use.py"], tmp_path, cache, LORIKEET_BACKEND="cpu", LORIKEET_CACHE_LOG="1")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["0", "0", "2", "1"]  # nothing compiled: every declared signature loaded
+    assert "miss" not in p.stderr and p.stderr.count("lorikeet cache: hit") == 3
+    # again by module name: everything is cached now
+    p = run(["-m", "lorikeet", "warmup", "warmmod"], tmp_path, cache, LORIKEET_BACKEND="cpu")
+    assert p.returncode == 0, p.stderr
+    assert "3 cached" in p.stdout
+
+
+def test_cli_warmup_names_failures(tmp_path):
+    (tmp_path / "badmod.py").write_text(MODULE + textwrap.dedent("""
+        @lk.jit(signatures=["f8(f8[:])"])
+        def broken(a):
+            return a.nosuchmethod()
+        """))
+    p = run(["-m", "lorikeet", "warmup", "badmod.py", "--backend", "cpu,gpu"], tmp_path, tmp_path / "cache")
+    assert p.returncode == 1
+    assert "FAILED badmod.broken(float64[:]) [cpu]: CompileError" in p.stderr
+    assert "Traceback" not in p.stderr
+    ok, _ = lk.gpu_available()
+    if not ok:
+        assert "FAILED badmod.add(float64[:], float64[:]) [gpu]: the gpu backend is unavailable" in p.stderr
+        assert "gpu unavailable: " in p.stderr
+    assert "badmod.add(float64[:], float64[:])      cpu     compiled" in p.stdout
+
+
+def test_cli_warmup_import_error_is_clear(tmp_path):
+    (tmp_path / "sigerr.py").write_text("import lorikeet as lk\n\n@lk.jit('f8(f8[:)')\ndef f(a):\n    return a\n")
+    p = run(["-m", "lorikeet", "warmup", "sigerr.py"], tmp_path, tmp_path / "cache")
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert "importing sigerr.py failed: ValueError: @jit of f: signature 'f8(f8[:)', position 7" in p.stderr
+    p = run(["-m", "lorikeet", "warmup", "no_such_module_xyz"], tmp_path, tmp_path / "cache")
+    assert p.returncode == 1 and "ModuleNotFoundError" in p.stderr
