@@ -17,6 +17,59 @@ static LkSpec *find_spec(LkDispatcher *d, const unsigned char *key, int len)
     return NULL;
 }
 
+/* One argument's key at key[*i] (lk_key_arg's format), advancing *i; the declared key accepts the call's when
+ * they are equal but for an array the declared key has any layout and the call's is C-contiguous (same
+ * readonly bit). Device arrays ('D') are matched exactly. */
+static bool accepts_arg(const unsigned char *decl, const unsigned char *call, int len, int *i)
+{
+    if (*i >= len) return false;
+    unsigned char tag = decl[*i];
+    if (tag != call[*i]) return false;
+    switch (tag) {
+    case 'A':
+        if (*i + 3 >= len || decl[*i + 1] != call[*i + 1] || decl[*i + 2] != call[*i + 2]) return false;
+        if (decl[*i + 3] != call[*i + 3] && !(decl[*i + 3] == call[*i + 3] - ('C' - 'A') && (call[*i + 3] | 32) == 'c'))
+            return false;
+        *i += 4;
+        return true;
+    case 'D':
+        if (*i + 3 >= len || memcmp(decl + *i, call + *i, 4) != 0) return false;
+        *i += 4;
+        return true;
+    case 's':
+        if (*i + 1 >= len || decl[*i + 1] != call[*i + 1]) return false;
+        *i += 2;
+        return true;
+    case 'T': {
+        if (*i + 1 >= len || decl[*i + 1] != call[*i + 1]) return false;
+        int n = decl[*i + 1];
+        *i += 2;
+        for (int k = 0; k < n; k++)
+            if (!accepts_arg(decl, call, len, i)) return false;
+        if (*i >= len || decl[*i] != ')' || call[*i] != ')') return false;
+        (*i)++;
+        return true;
+    }
+    default: /* 'i', 'f', 'b', 'N': one byte */
+        (*i)++;
+        return true;
+    }
+}
+
+/* A specialisation compiled for a declared signature that takes a call whose exact key has none: warm-up
+ * compiles float64[:] once, and C-contiguous arrays then use it rather than compiling again. */
+static LkSpec *find_declared(LkDispatcher *d, const unsigned char *key, int len)
+{
+    for (int i = d->nspecs - 1; i >= 0; i--) {
+        LkSpec *s = d->specs[i];
+        if (!s->declared || s->keylen != len) continue;
+        int at = 0;
+        while (at < len && accepts_arg(s->key, key, len, &at)) {}
+        if (at == len) return s;
+    }
+    return NULL;
+}
+
 static int add_spec(LkDispatcher *d, LkSpec *s)
 {
     if (d->nspecs == d->cap_specs) {
@@ -93,6 +146,17 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kwarg
         return r;
     }
     LkSpec *s = find_spec(d, key, len);
+    if (!s) s = find_declared(d, key, len);
+    if (!s && !d->declared_warmed) {
+        /* the first miss compiles the declared signatures (from the disk cache when warmed): one may take
+         * this call, whose exact key differs (a C-contiguous array for a float64[:]) */
+        d->declared_warmed = true;
+        PyObject *r = PyObject_CallMethod(self, "_warm_declared", NULL);
+        if (!r) return NULL;
+        Py_DECREF(r);
+        s = find_spec(d, key, len);
+        if (!s) s = find_declared(d, key, len);
+    }
     if (!s) {
         s = lk_compile(d, args, NULL);
         if (!s) return NULL;
@@ -124,16 +188,20 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *args)
 {
     LkDispatcher *d = (LkDispatcher *)self;
     PyObject *call_args;
-    int keep_llvm = 0;
-    if (!PyArg_ParseTuple(args, "O!|p", &PyTuple_Type, &call_args, &keep_llvm)) return NULL;
+    int keep_llvm = 0, declared = 0;
+    if (!PyArg_ParseTuple(args, "O!|pp", &PyTuple_Type, &call_args, &keep_llvm, &declared)) return NULL;
     unsigned char key[LK_KEY_MAX];
     int len = 0;
     bool keyed = key_of(call_args, key, &len);
     LkSpec *old = keyed ? find_spec(d, key, len) : NULL;
-    if (old && (!keep_llvm || old->llvm_ir)) return spec_info(old);
+    if (old && (!keep_llvm || old->llvm_ir)) {
+        if (declared) old->declared = true;
+        return spec_info(old);
+    }
     LkCodeIo io = {.keep_llvm = keep_llvm != 0};
     LkSpec *s = lk_compile(d, call_args, &io);
     if (!s) return NULL;
+    s->declared = declared != 0;
     if (!keyed) {
         /* arguments that key_arg refuses (they raised in lk_compile); never reached with a spec */
         lk_free_spec(s);
@@ -277,7 +345,8 @@ static PyObject *dispatcher_get_backend(PyObject *self, void *unused)
 
 static PyMethodDef dispatcher_methods[] = {
     {"_compile", dispatcher_compile, METH_VARARGS,
-     "_compile(args, keep_llvm=False) -> (typed_ir, llvm_ir, compile_ms, ir_hash)"},
+     "_compile(args, keep_llvm=False, declared=False) -> (typed_ir, llvm_ir, compile_ms, ir_hash); declared: "
+     "a warm-up's signature, whose any-layout arrays also take C-contiguous ones"},
     {"_save", dispatcher_save, METH_VARARGS, "_save(args) -> the compiled code for args as bytes"},
     {"_load", dispatcher_load, METH_VARARGS, "_load(args, saved): the code for args is saved code, not compiled"},
     {"_untyped", dispatcher_untyped, METH_NOARGS, "the untyped IR capsule, made once"},

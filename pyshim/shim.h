@@ -46,6 +46,7 @@ typedef struct LkSpec {
     char ir_hash[2 * IR_HASH_BYTES + 1]; /* the typed IR's canonical hash, in hex */
     bool device_data;  /* BeCompiled.device_data: arrays travel to the device and back (gpu_call.c) */
     bool writes_args;
+    bool declared;     /* compiled for a declared signature (warm-up): any-layout arrays here also take C ones */
 } LkSpec;
 
 #define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
@@ -71,6 +72,7 @@ typedef struct LkDispatcher {
     int cache;           /* use the on-disk code cache (code_cache.c) when the backend is cpu or openmp */
     Py_ssize_t cache_hits, cache_misses; /* specialisations loaded from it; keyed but compiled */
     Py_ssize_t compiles; /* specialisations the backend compiled (not loaded) */
+    bool declared_warmed; /* the declared signatures were compiled (or loaded) on a miss: once */
     int nparams;
     LkSpec **specs;   /* newest last; the call path scans them (few per function) */
     int nspecs, cap_specs;

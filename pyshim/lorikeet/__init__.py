@@ -92,13 +92,7 @@ class Dispatcher(_lorikeet.Dispatcher):
         (a TypeError naming the parameter)."""
         backend = kwargs.pop("_backend", None)
         if backend is not None and backend != self.backend:
-            # a per-call backend: a sibling dispatcher of the same function, made once
-            siblings = self.__dict__.setdefault("_siblings", {})
-            d = siblings.get(backend)
-            if d is None:
-                d = siblings[backend] = Dispatcher(self.py_func, backend, bool(self.boundscheck), bool(self.fastmath),
-                                                   bool(self.cache))
-            return d(*args, **kwargs)
+            return self._sibling(backend)(*args, **kwargs)
         try:
             bound = inspect.signature(self.py_func).bind(*args, **kwargs)
         except TypeError as e:
@@ -120,6 +114,51 @@ class Dispatcher(_lorikeet.Dispatcher):
         args = tuple(args)
         self._compile(args)  # names the parameter whose type is unsupported, or compiles
         return self(*args)
+
+    def _sibling(self, backend):
+        """This function's dispatcher for another backend (a per-call backend, warm-up for it), made once."""
+        if backend == self.backend:
+            return self
+        siblings = self.__dict__.setdefault("_siblings", {})
+        d = siblings.get(backend)
+        if d is None:
+            d = siblings[backend] = Dispatcher(self.py_func, backend, bool(self.boundscheck), bool(self.fastmath),
+                                               bool(self.cache))
+            d.__dict__["_declared"] = self.declared_signatures
+        return d
+
+    @property
+    def declared_signatures(self):
+        """The signatures given to @jit (lorikeet._signatures.Signature), compiled by warmup()."""
+        return self.__dict__.get("_declared", [])
+
+    def warmup(self, *args, backend=None):
+        """Compiles without running: for every declared signature (no arguments), or for the types of the
+        example arguments given (arrays, scalars, tuples: their values are not used). backend: compile for
+        another backend than this function's. Calls with matching arguments then compile nothing; with the disk
+        cache on, the code is also stored for later processes. Raises what compiling raises."""
+        d = self._sibling(backend) if backend else self
+        if args:
+            d._compile(tuple(args), False, True)
+            return
+        for sig in self.declared_signatures:
+            d._warm_signature(sig)
+
+    def _warm_declared(self):
+        """The dispatcher's first miss: the declared signatures are compiled (or loaded from the disk cache)."""
+        for sig in self.declared_signatures:
+            self._warm_signature(sig)
+
+    def _warm_signature(self, sig):
+        """Compiles one declared signature; CompileError and the like name it."""
+        try:
+            self._compile(sig.examples(), False, True)
+        except Exception as e:
+            try:
+                e.add_note(f"while compiling {self.py_func.__qualname__} for the declared signature {sig.text!r}")
+            except AttributeError:  # Python < 3.11
+                pass
+            raise
 
     def inspect_types(self, *args):
         """The typed IR, after the IR passes, of the specialisation for these arguments (compiling it if needed)."""
@@ -153,8 +192,13 @@ class Dispatcher(_lorikeet.Dispatcher):
         return self if obj is None else functools.partial(self, obj)
 
 
-def jit(fn=None, *, backend=None, boundscheck=True, fastmath=False, cache=True):
+def jit(fn=None, *, signatures=None, eager=None, backend=None, boundscheck=True, fastmath=False, cache=True):
     """Compiles fn on first call for each argument-type signature.
+
+    signatures: declared signatures in Numba's notation ("float64[:](float64[:], int64)", or a list of them;
+    also accepted as the first argument, @lk.jit("f8(f8[::1])")), compiled by f.warmup() and by
+    `python -m lorikeet warmup MODULE`, or at decoration with eager=True (or LORIKEET_EAGER=1). A malformed
+    signature raises at decoration (ValueError naming it and the position).
 
     backend: "cpu" (default, or $LORIKEET_BACKEND / set_backend()); boundscheck: raise IndexError on out-of-bounds
     indexing (default True); fastmath: let LLVM reassociate floating point and assume no NaN/inf; cache: keep the
@@ -162,9 +206,22 @@ def jit(fn=None, *, backend=None, boundscheck=True, fastmath=False, cache=True):
     turns it off everywhere).
     """
 
+    if isinstance(fn, (str, list, tuple)):  # lk.jit("f8(f8[:])"), Numba's positional signatures
+        if signatures is not None:
+            raise TypeError("lorikeet.jit: signatures given twice (as the first argument and signatures=)")
+        fn, signatures = None, fn
+    if eager is None:
+        eager = os.environ.get("LORIKEET_EAGER", "0").strip().lower() not in ("", "0", "off", "false", "no")
+
     def wrap(f):
         d = Dispatcher(f, backend or _default_backend, boundscheck, fastmath, cache)
         functools.update_wrapper(d, f)
+        if signatures is not None:
+            from ._signatures import parse_all
+
+            d.__dict__["_declared"] = parse_all(signatures, f"@jit of {getattr(f, '__qualname__', f)}")
+            if eager:
+                d.warmup()
         return d
 
     return wrap(fn) if fn is not None else wrap

@@ -152,7 +152,115 @@ def add_info(sub):
     p.set_defaults(run=run_info)
 
 
-COMMANDS = [add_cache, add_info]
+def _import_target(target):
+    """The module that TARGET names: a dotted module name, or a .py file run as a module (named after the file,
+    its folder first on sys.path so that it imports its neighbours)."""
+    import importlib
+    import importlib.util
+
+    if target.endswith(".py") or os.sep in target or os.path.isfile(target):
+        path = os.path.abspath(target)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no such file: {target}")
+        name = os.path.splitext(os.path.basename(path))[0]
+        sys.path.insert(0, os.path.dirname(path))
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(target)
+
+
+def _declared_functions(module):
+    """(name, dispatcher) of every jitted function defined in module that declares signatures, in name order."""
+    import lorikeet
+
+    found = []
+    for name, obj in sorted(vars(module).items()):
+        if isinstance(obj, lorikeet.Dispatcher) and obj.declared_signatures and \
+                getattr(obj.py_func, "__module__", None) == module.__name__:
+            found.append((name, obj))
+    return found
+
+
+def run_warmup(args):
+    import time
+
+    import lorikeet
+
+    try:
+        module = _import_target(args.target)
+    except Exception as e:
+        print(f"lorikeet warmup: importing {args.target} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    backends = [b.strip() for b in args.backend.split(",") if b.strip()] if args.backend else [None]
+    for b in backends:
+        if b not in (None, "cpu", "openmp", "gpu"):
+            print(f"lorikeet warmup: unknown backend {b!r} (cpu, openmp, gpu)", file=sys.stderr)
+            return 2
+    functions = _declared_functions(module)
+    items = [(name, d, sig, b or d.backend) for b in backends for name, d in functions for sig in d.declared_signatures]
+    if not items:
+        print(f"lorikeet warmup: no jitted function of {module.__name__} declares signatures", file=sys.stderr)
+        return 0
+    unavailable = {}
+    for b in {it[3] for it in items}:
+        ok = lorikeet._lorikeet.backend_available(b)
+        if ok is not True:
+            unavailable[b] = ok[1]
+    start = time.perf_counter()
+    results = []  # (label, backend, outcome, ms)
+    for n, (name, d, sig, backend) in enumerate(items, 1):
+        label = f"{module.__name__}.{name}{sig}"
+        print(f"[{n}/{len(items)}] {label} {backend} ({time.perf_counter() - start:.1f} s)", file=sys.stderr,
+              flush=True)
+        t0 = time.perf_counter()
+        if backend in unavailable:
+            outcome = f"failed: the {backend} backend is unavailable"
+        else:
+            target = d._sibling(backend)
+            hits, compiles = target._cache_hits, target._compiles
+            try:
+                target._warm_signature(sig)
+            except Exception as e:
+                outcome = f"failed: {type(e).__name__}: {e}"
+            else:
+                outcome = "cached" if target._cache_hits > hits else "compiled" if target._compiles > compiles \
+                    else "already compiled"
+                if backend == "gpu" and outcome == "compiled":
+                    outcome += " (in this process only: the disk cache does not keep gpu code yet)"
+        results.append((label, backend, outcome, (time.perf_counter() - t0) * 1e3))
+    failed = [r for r in results if r[2].startswith("failed")]
+    width = max(len(r[0]) for r in results)
+    for label, backend, outcome, ms in results:
+        print(f"  {label:<{width}}  {backend:<6}  {outcome.splitlines()[0]}  ({ms:.0f} ms)")
+    counts = {}
+    for r in results:
+        k = r[2].split(":")[0]
+        counts[k] = counts.get(k, 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    print(f"lorikeet warmup: {len(results)} signature{'s' if len(results) != 1 else ''} of {len(functions)} "
+          f"function{'s' if len(functions) != 1 else ''} in {time.perf_counter() - start:.1f} s: {summary}")
+    for label, backend, outcome, _ in failed:
+        print(f"FAILED {label} [{backend}]: {outcome[len('failed: '):]}", file=sys.stderr)
+    for backend, why in sorted(unavailable.items()):
+        print(f"{backend} unavailable: {why}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def add_warmup(sub):
+    p = sub.add_parser("warmup", help="compile every declared signature of a module's jitted functions",
+                       description="Imports MODULE (a dotted name, or a .py file run as a module), compiles every "
+                                   "signature declared by its jitted functions (@lk.jit(signatures=...)) for each "
+                                   "backend, into the on-disk cache, and exits 1 naming each signature that failed.")
+    p.add_argument("target", metavar="MODULE_OR_FILE")
+    p.add_argument("--backend", default=None,
+                   help="comma-separated backends to compile for (cpu, openmp, gpu); default: each function's own")
+    p.set_defaults(run=run_warmup)
+
+
+COMMANDS = [add_cache, add_info, add_warmup]
 
 
 def main(argv=None):
