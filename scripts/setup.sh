@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what lorikeet needs on a fresh Debian/Ubuntu machine, and nothing that is already there:
 # LLVM 16 headers and library, Python headers, a C compiler (apt-get, when root), and a local .venv
-# with numpy, pytest, setuptools and wheel (numba, scipy and matplotlib too when LK_WITH_NUMBA=1, for the
-# benchmarks).
+# with numpy, pytest, setuptools and wheel (tests/test_install.py installs lorikeet offline) and dask[distributed]
+# (tests/test_workers.py runs a Dask cluster); numba, scipy and matplotlib too when LK_WITH_NUMBA=1, for the
+# benchmarks.
 # It is idempotent: a second run does no work and touches nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,7 @@ want="numpy pytest setuptools wheel"   # setuptools, wheel: tests/test_install.p
 [ "${LK_WITH_NUMBA:-0}" = 1 ] && want="$want numba matplotlib scipy"   # scipy: numba's np.dot needs it
 missing=()
 for p in $want; do .venv/bin/python -c "import $p" >/dev/null 2>&1 || missing+=("$p"); done
+.venv/bin/python -c "import dask.array, dask.distributed" >/dev/null 2>&1 || missing+=("dask[distributed]")
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: pip installing ${missing[*]} into .venv"
   .venv/bin/python -m pip install -q --disable-pip-version-check "${missing[@]}"

@@ -188,6 +188,14 @@ class Dispatcher(_lorikeet.Dispatcher):
     def __repr__(self):
         return f"<lorikeet.jit {self.py_func.__qualname__} backend={self.backend}>"
 
+    def __reduce__(self):
+        """Pickled by reference to the function's module and qualified name, with the jit options (as pickle
+        does for functions): the other process imports the module and takes the jitted function found there,
+        whose compiled code it loads from the shared disk cache. A function that cannot be found that way (a
+        lambda, a nested function or closure, one replaced in its module) raises pickle.PicklingError saying
+        which."""
+        return _unpickle_dispatcher, (*_pickle_reference(self), _jit_options(self))
+
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
@@ -225,6 +233,74 @@ def jit(fn=None, *, signatures=None, eager=None, backend=None, boundscheck=True,
         return d
 
     return wrap(fn) if fn is not None else wrap
+
+
+# ---- pickling: jitted functions travel to worker processes by reference (multiprocessing, Dask) ----
+
+def _jit_options(d):
+    return (d.backend, bool(d.boundscheck), bool(d.fastmath), bool(d.cache))
+
+
+def _find_by_reference(module, qualname):
+    import importlib
+
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _pickle_reference(d):
+    """(module, qualname) under which d's function is found again in another process, or PicklingError."""
+    import pickle
+
+    f = d.py_func
+    module = getattr(f, "__module__", None)
+    qualname = getattr(f, "__qualname__", None) or getattr(f, "__name__", repr(f))
+    if "<lambda>" in qualname:
+        why = "it is a lambda"
+    elif "<locals>" in qualname:
+        why = "it is defined inside another function (a nested function or closure)"
+    elif module is None:
+        why = "its function has no __module__"
+    else:
+        try:
+            found = _find_by_reference(module, qualname)
+        except (ImportError, AttributeError) as e:
+            why = f"{module}.{qualname} cannot be imported ({type(e).__name__}: {e})"
+        else:
+            if found is d or found is f or (isinstance(found, Dispatcher) and found.py_func is f):
+                return module, qualname
+            why = f"{module}.{qualname} is another object now"
+    raise pickle.PicklingError(
+        f"cannot pickle the jitted function {qualname!r}: {why}. A jitted function travels to another process by "
+        "reference to its module and name, so define it with def at the top level of an importable module")
+
+
+_unpickled = weakref.WeakKeyDictionary()  # py_func -> {options: Dispatcher}, for functions jitted with other options
+
+
+def _unpickle_dispatcher(module, qualname, options):
+    """The jitted function module.qualname in this process, with these jit options."""
+    import pickle
+
+    try:
+        found = _find_by_reference(module, qualname)
+    except (ImportError, AttributeError) as e:
+        raise pickle.UnpicklingError(
+            f"lorikeet: the jitted function {module}.{qualname} cannot be found in this process "
+            f"({type(e).__name__}: {e}). A worker imports the function's module again: a function defined in "
+            "__main__ of an interactive session, of `python -c` or under `if __name__ == '__main__':` does not "
+            "exist there; put it in an importable module") from e
+    if isinstance(found, Dispatcher) and _jit_options(found) == options:
+        return found
+    f = found.py_func if isinstance(found, Dispatcher) else found
+    by_options = _unpickled.setdefault(f, {})
+    d = by_options.get(options)
+    if d is None:
+        backend, boundscheck, fastmath, cache = options
+        d = by_options[options] = jit(f, backend=backend, boundscheck=boundscheck, fastmath=fastmath, cache=cache)
+    return d
 
 
 _plain_functions = weakref.WeakKeyDictionary()
