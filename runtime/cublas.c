@@ -65,47 +65,13 @@ static _Atomic int create_failed;
 static char create_error[512];
 static _Atomic int64_t n_calls;
 
-static void *open_lib(const char *path)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h) snprintf(lib_path, sizeof lib_path, "%s", path);
-    return h;
-}
-
-static void *open_in_dir(const char *dir)
-{
-    static const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"};
-    char path[1024];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        void *h = open_lib(path);
-        if (h) return h;
-    }
-    return NULL;
-}
-
-/* LORIKEET_CUBLAS (a file or a folder) alone when set, so that tests and users get the library they name;
- * else the loader's path, then CUDA_PATH and /usr/local/cuda. */
+/* LORIKEET_CUBLAS (a file or a folder) alone when set, so that tests and users get the library they name; else
+ * the loader's path, then CUDA_PATH and /usr/local/cuda (cuda_libs.c). */
 static void *find_cublas(void)
 {
-    const char *env = getenv("LORIKEET_CUBLAS");
-    if (env && *env) {
-        void *h = open_lib(env);
-        return h ? h : open_in_dir(env);
-    }
-    static const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        void *h = open_lib(names[i]);
-        if (h) return h;
-    }
-    char dir[1024];
-    const char *cuda_path = getenv("CUDA_PATH");
-    if (cuda_path && *cuda_path) {
-        snprintf(dir, sizeof dir, "%s/lib64", cuda_path);
-        void *h = open_in_dir(dir);
-        if (h) return h;
-    }
-    return open_in_dir("/usr/local/cuda/lib64");
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", NULL};
+    static const GpuLibrary cublas = {names, NULL, "LORIKEET_CUBLAS", true};
+    return gpu_find_library(&cublas, lib_path, sizeof lib_path);
 }
 
 static void load_cublas(void)

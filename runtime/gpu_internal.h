@@ -5,6 +5,8 @@
 #ifndef LK_GPU_INTERNAL_H
 #define LK_GPU_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include "runtime.h"
 
 typedef int CUresult;
@@ -132,6 +134,18 @@ int64_t gpu_nvrtc_compiles(void);
 void gpu_count_launch(void);
 void gpu_count_module(void);
 int64_t gpu_cublas_calls(void); /* cublas.c */
+
+/* cuda_libs.c: a CUDA toolkit library to dlopen. names: its versioned file names, newest first, NULL-terminated;
+ * unversioned: a development name tried in folders only (NULL: none); env: the variable naming its file or folder,
+ * searched first; env_only: when that variable is set, its library or none. path receives the file opened. */
+typedef struct GpuLibrary {
+    const char *const *names;
+    const char *unversioned;
+    const char *env;
+    bool env_only;
+} GpuLibrary;
+void *gpu_find_library(const GpuLibrary *lib, char *path, size_t size);
+void *gpu_open_in_dir(const GpuLibrary *lib, const char *dir, char *path, size_t size);
 void gpu_count_wait(void);
 
 #endif

@@ -69,50 +69,21 @@ void rt_nvrtc_add_search_dir(const char *dir)
     pthread_mutex_unlock(&search_lock);
 }
 
-static void *open_lib(const char *path)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h) snprintf(nvrtc_path, sizeof nvrtc_path, "%s", path);
-    return h;
-}
-
-/* libnvrtc.so.13, then .12, in folder dir. */
-static void *open_in_dir(const char *dir)
-{
-    static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-    char path[1024];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        void *h = open_lib(path);
-        if (h) return h;
-    }
-    return NULL;
-}
-
+/* LORIKEET_NVRTC first, then the loader's path, CUDA_PATH and /usr/local/cuda (cuda_libs.c), then the NVIDIA
+ * wheels' folders under the shim's search folders. */
 static void *find_nvrtc(void)
 {
-    const char *env = getenv("LORIKEET_NVRTC");
-    if (env && *env) {
-        void *h = open_lib(env);
-        if (!h) h = open_in_dir(env);
-        if (h) return h;
-    }
-    void *h = open_lib("libnvrtc.so.13");
-    if (!h) h = open_lib("libnvrtc.so.12");
+    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", NULL};
+    static const GpuLibrary nvrtc = {names, "libnvrtc.so", "LORIKEET_NVRTC", false};
+    void *h = gpu_find_library(&nvrtc, nvrtc_path, sizeof nvrtc_path);
     if (h) return h;
-    char dir[1024];
-    const char *cuda_path = getenv("CUDA_PATH");
-    if (cuda_path && *cuda_path) {
-        snprintf(dir, sizeof dir, "%s/lib64", cuda_path);
-        if ((h = open_in_dir(dir))) return h;
-    }
-    if ((h = open_in_dir("/usr/local/cuda/lib64"))) return h;
     pthread_mutex_lock(&search_lock);
     for (int i = 0; i < nsearch_dirs && !h; i++) {
         static const char *wheels[] = {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"};
         for (int w = 0; w < 2 && !h; w++) {
+            char dir[1024];
             snprintf(dir, sizeof dir, "%s/%s", search_dirs[i], wheels[w]);
-            h = open_in_dir(dir);
+            h = gpu_open_in_dir(&nvrtc, dir, nvrtc_path, sizeof nvrtc_path);
         }
     }
     pthread_mutex_unlock(&search_lock);
