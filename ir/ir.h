@@ -555,6 +555,29 @@ typedef struct IrCostWeights {
 int64_t ir_cost(const IrNode *n, const IrCostWeights *w);         /* an expression or a statement's own parts */
 int64_t ir_block_cost(const IrBlock *b, const IrCostWeights *w);  /* statements, nested loops x nested_trips */
 
+/* ---- work.c: the work of a whole call as polynomials in its arguments' sizes, for backend="auto" ---- */
+typedef enum {
+    IR_WF_DIM,          /* dimension `axis` of array argument `param` */
+    IR_WF_VALUE,        /* the value of integer argument `param` */
+    IR_WF_LARGEST,      /* the element count of the largest array argument (an extent the model cannot see) */
+    IR_WF_LARGEST_ROOT, /* its `axis`-th root: one dimension of an unseen array of ndim `axis` */
+} IrWorkFactorKind;
+typedef struct IrWorkFactor { uint8_t kind; uint8_t axis; uint16_t param; } IrWorkFactor;
+#define IR_WORK_MAX_FACTORS 6
+#define IR_WORK_MAX_TERMS 24
+typedef struct IrWorkTerm { double coef; int nf; IrWorkFactor f[IR_WORK_MAX_FACTORS]; } IrWorkTerm;
+typedef struct IrWorkPoly { int n; IrWorkTerm t[IR_WORK_MAX_TERMS]; } IrWorkPoly;
+typedef struct IrWorkModel {
+    IrWorkPoly ops;          /* the call's work in IrCostWeights' units */
+    IrWorkPoly parallel_ops; /* the part of it inside parallel regions */
+    IrWorkPoly launches;     /* parallel regions entered */
+    bool estimated;          /* some extent stood in for one the model could not see */
+} IrWorkModel;
+/* One argument as the model sees it: an array's shape (ndim 0 for scalars) or an integer's value. */
+typedef struct IrWorkArg { int ndim; const int64_t *dims; double value; } IrWorkArg;
+void ir_work_model(const IrFunc *f, const IrCostWeights *w, IrWorkModel *out);
+double ir_work_eval(const IrWorkPoly *p, const IrWorkArg *args, int nargs, double largest);
+
 /* parallel_regions.c: marks the parallel regions (map, imap, reduce, scan, lk.prange loop, matmul not nested in
  * another region's per-element code) with what each uses; the same for every backend, which may run a region on
  * one thread or many but never treats another node as one. Last in the pipeline. */
