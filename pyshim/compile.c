@@ -266,3 +266,31 @@ PyObject *lk_cuda_source(PyObject *self, PyObject *args)
     free(src);
     return text;
 }
+
+/* The work model of the specialisation of d for args (backend="auto"): typed and optimised as lk_compile does
+ * it, then ir_work_model; nothing is compiled for a backend. *ret_array: the result is an array; *writes: the
+ * function may write an argument array. False with an exception when typing fails. */
+bool lk_work_model(LkDispatcher *d, PyObject *args, IrWorkModel *model, bool *ret_array, bool *writes)
+{
+    const IrFunc *uf;
+    IrType **types = arg_types(d, args, &uf);
+    if (!types) return false;
+    LkDiag diag = {0};
+    RtArena *arena = rt_arena_new();
+    TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee};
+    IrFunc *typed = ts_specialize(uf, types, (int)PyTuple_GET_SIZE(args), &topts, arena, &diag);
+    if (PyErr_Occurred()) PyErr_Clear();
+    PyMem_Free(types);
+    bool ok = typed && ir_optimize(typed, &diag);
+    if (ok) {
+        /* the llvm backend's weights for the team threshold (backends/llvm/outline.c), vector math assumed */
+        IrCostWeights w = {.op = 1, .user_call = 150, .nested_data_parallel = 1000, .nested_trips = 100};
+        for (int f = 0; f < IR_MATH_COUNT; f++) w.math[f] = 20;
+        ir_work_model(typed, &w, model);
+        *ret_array = typed->ret_type && typed->ret_type->kind == IR_TY_ARRAY;
+        *writes = ir_may_write_args(typed);
+    }
+    rt_arena_free(arena);
+    if (!ok) lk_raise_diag(&diag);
+    return ok;
+}

@@ -145,6 +145,7 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kwarg
         Py_DECREF(slow_path);
         return r;
     }
+    if (d->auto_state) return lk_auto_call(d, args, key, len); /* the backend is chosen per call */
     LkSpec *s = find_spec(d, key, len);
     if (!s) s = find_declared(d, key, len);
     if (!s && !d->declared_warmed) {
@@ -302,6 +303,7 @@ static int dispatcher_init(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_INCREF(fn);
     Py_XSETREF(d->py_func, fn);
     snprintf(d->backend, sizeof d->backend, "%s", backend);
+    if (strcmp(backend, "auto") == 0 && !d->auto_state && !(d->auto_state = lk_auto_new())) return -1;
     d->boundscheck = boundscheck;
     d->fastmath = fastmath;
     d->cache = cache;
@@ -314,7 +316,7 @@ static int dispatcher_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(d->py_func);
     Py_VISIT(d->untyped);
-    return 0;
+    return lk_auto_traverse(d->auto_state, visit, arg);
 }
 
 static int dispatcher_clear(PyObject *self)
@@ -322,6 +324,7 @@ static int dispatcher_clear(PyObject *self)
     LkDispatcher *d = (LkDispatcher *)self;
     Py_CLEAR(d->py_func);
     Py_CLEAR(d->untyped);
+    lk_auto_clear(d->auto_state);
     return 0;
 }
 
@@ -333,6 +336,7 @@ static void dispatcher_dealloc(PyObject *self)
     dispatcher_clear(self);
     for (int i = 0; i < d->nspecs; i++) lk_free_spec(d->specs[i]);
     PyMem_Free(d->specs);
+    lk_auto_free(d->auto_state);
     PyTypeObject *tp = Py_TYPE(self);
     tp->tp_free(self);
     Py_DECREF(tp);
@@ -343,7 +347,19 @@ static PyObject *dispatcher_get_backend(PyObject *self, void *unused)
     return PyUnicode_FromString(((LkDispatcher *)self)->backend);
 }
 
+/* The backend that ran the last call: the one chosen for it under "auto", else the dispatcher's own. */
+static PyObject *dispatcher_get_last_backend(PyObject *self, void *unused)
+{
+    LkDispatcher *d = (LkDispatcher *)self;
+    if (!d->auto_state) return PyUnicode_FromString(d->backend);
+    const char *last = lk_auto_last(d->auto_state);
+    if (!last) Py_RETURN_NONE;
+    return PyUnicode_FromString(last);
+}
+
 static PyMethodDef dispatcher_methods[] = {
+    {"_auto_estimate", lk_auto_estimate, METH_VARARGS,
+     "_auto_estimate(args) -> what backend=\"auto\" predicts for a call with args (lk.explain)"},
     {"_compile", dispatcher_compile, METH_VARARGS,
      "_compile(args, keep_llvm=False, declared=False) -> (typed_ir, llvm_ir, compile_ms, ir_hash); declared: "
      "a warm-up's signature, whose any-layout arrays also take C-contiguous ones"},
@@ -368,6 +384,8 @@ static PyMemberDef dispatcher_members[] = {
 
 static PyGetSetDef dispatcher_getset[] = {
     {"backend", dispatcher_get_backend, NULL, "the backend this dispatcher compiles for", NULL},
+    {"last_backend", dispatcher_get_last_backend, NULL,
+     "the backend that ran the last call (under \"auto\": the one chosen for it; None before any call)", NULL},
     {NULL},
 };
 
@@ -455,6 +473,7 @@ static PyMethodDef module_methods[] = {
     {"release_cached_memory", release_cached_memory, METH_NOARGS, "free the cached blocks of freed arrays"},
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},
     {"build_id", lk_build_id, METH_NOARGS, "the linker's build id of this extension, in hex"},
+    {"set_auto_costs", lk_set_auto_costs, METH_VARARGS, "the costs backend=\"auto\" predicts with"},
     {"key_extras", lk_key_extras, METH_VARARGS, "key_extras(backend, fastmath) -> the backend's inputs of a key"},
     {NULL},
 };

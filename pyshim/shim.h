@@ -61,6 +61,8 @@ typedef struct LkCodeIo {
     size_t load_size;
 } LkCodeIo;
 
+typedef struct LkAuto LkAuto; /* auto.c: backend="auto"'s state */
+
 typedef struct LkDispatcher {
     PyObject_HEAD
     PyObject *py_func;
@@ -74,6 +76,7 @@ typedef struct LkDispatcher {
     Py_ssize_t compiles; /* specialisations the backend compiled (not loaded) */
     bool declared_warmed; /* the declared signatures were compiled (or loaded) on a miss: once */
     int nparams;
+    LkAuto *auto_state; /* backend "auto": the backend of each call is chosen (auto.c); else NULL */
     LkSpec **specs;   /* newest last; the call path scans them (few per function) */
     int nspecs, cap_specs;
 } LkDispatcher;
@@ -110,6 +113,16 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io);
 PyObject *lk_lower(PyObject *self, PyObject *args);
 /* cuda_source(dispatcher, args) -> the CUDA C of the gpu backend for that specialisation (f.inspect_cuda) */
 PyObject *lk_cuda_source(PyObject *self, PyObject *args);
+bool lk_work_model(LkDispatcher *d, PyObject *args, IrWorkModel *model, bool *ret_array, bool *writes);
+/* auto.c */
+LkAuto *lk_auto_new(void);
+void lk_auto_free(LkAuto *a);
+int lk_auto_traverse(LkAuto *a, visitproc visit, void *arg);
+void lk_auto_clear(LkAuto *a);
+const char *lk_auto_last(const LkAuto *a); /* the backend of the last call, or NULL */
+PyObject *lk_auto_call(LkDispatcher *d, PyObject *args, const unsigned char *key, int len);
+PyObject *lk_auto_estimate(PyObject *self, PyObject *args);
+PyObject *lk_set_auto_costs(PyObject *self, PyObject *args);
 void lk_free_spec(LkSpec *s);
 int lk_ensure_untyped(LkDispatcher *d);
 

@@ -19,6 +19,7 @@ from ._source import function_ast, resolve_env
 from .errors import BackendUnavailable, CompileError, InternalError
 
 __all__ = ["jit", "CompileError", "BackendUnavailable", "InternalError", "runtime", "set_backend", "get_backend",
+           "explain",
            "DeviceArray", "to_device", "gpu_available",
            "set_parallel_threshold", "get_parallel_threshold",
            "set_num_threads", "get_num_threads", "map", "reduce", "scan", "imap", "ireduce", "outer_map", "prange"]
@@ -45,10 +46,20 @@ def gpu_available():
     return _lorikeet.gpu_available()
 
 
+BACKENDS = ("cpu", "openmp", "gpu", "auto")
+
+
+def _check_backend(name, where):
+    if name not in BACKENDS:
+        raise ValueError(f"{where}: unknown backend {name!r} (one of {', '.join(BACKENDS)})")
+    return name
+
+
 def set_backend(name):
-    """Sets the backend that @jit uses when none is named: "cpu", "openmp" or "gpu"."""
+    """Sets the backend that @jit uses when none is named: "cpu", "openmp", "gpu", or "auto" (each call runs on
+    the backend predicted fastest for its arguments: see explain())."""
     global _default_backend
-    _default_backend = name
+    _default_backend = _check_backend(name, "set_backend")
 
 
 def set_num_threads(n):
@@ -77,6 +88,20 @@ def get_backend():
     return _default_backend
 
 
+def explain(f, *args):
+    """What backend="auto" predicts for calling f (a function jitted with backend="auto") with these arguments,
+    and what it would choose now: {"choice", "cpu", "openmp", "gpu" (predicted seconds; gpu None when host data
+    cannot go there), "work", "parallel_work", "regions", "bytes_in", "bytes_out", "estimated" (some extent
+    was guessed), "calibrated" (the costs were measured by `python -m lorikeet calibrate`), "device_args"}.
+    Compiles nothing for any backend and runs nothing."""
+    if getattr(f, "backend", None) != "auto":
+        raise ValueError(f"explain: {f!r} is not a function jitted with backend=\"auto\"")
+    from . import _auto
+
+    _auto.ensure_costs()
+    return f._auto_estimate(tuple(args))
+
+
 class Dispatcher(_lorikeet.Dispatcher):
     """A compiled function: call it like the Python function it wraps."""
 
@@ -92,7 +117,7 @@ class Dispatcher(_lorikeet.Dispatcher):
         (a TypeError naming the parameter)."""
         backend = kwargs.pop("_backend", None)
         if backend is not None and backend != self.backend:
-            return self._sibling(backend)(*args, **kwargs)
+            return self._sibling(_check_backend(backend, "_backend"))(*args, **kwargs)
         try:
             bound = inspect.signature(self.py_func).bind(*args, **kwargs)
         except TypeError as e:
@@ -115,8 +140,16 @@ class Dispatcher(_lorikeet.Dispatcher):
         self._compile(args)  # names the parameter whose type is unsupported, or compiles
         return self(*args)
 
+    def _compile(self, args, *rest):
+        """Compiles for these arguments (C: dispatcher_compile); under "auto", the cpu's code stands for the
+        specialisation (typed IR, hashes, the parameter a TypeError names)."""
+        if self.backend == "auto":
+            return self._sibling("cpu")._compile(args, *rest)
+        return super()._compile(args, *rest)
+
     def _sibling(self, backend):
-        """This function's dispatcher for another backend (a per-call backend, warm-up for it), made once."""
+        """This function's dispatcher for another backend (a per-call backend, auto's choice, warm-up for it),
+        made once."""
         if backend == self.backend:
             return self
         siblings = self.__dict__.setdefault("_siblings", {})
@@ -137,6 +170,10 @@ class Dispatcher(_lorikeet.Dispatcher):
         example arguments given (arrays, scalars, tuples: their values are not used). backend: compile for
         another backend than this function's. Calls with matching arguments then compile nothing; with the disk
         cache on, the code is also stored for later processes. Raises what compiling raises."""
+        if (backend or self.backend) == "auto":  # every backend auto may choose here
+            for b in _auto_backends():
+                self._sibling(b).warmup(*args)
+            return
         d = self._sibling(backend) if backend else self
         if args:
             d._compile(tuple(args), False, True)
@@ -182,7 +219,11 @@ class Dispatcher(_lorikeet.Dispatcher):
 
     def cache_info(self):
         """{'hits', 'misses', 'compiles'}: specialisations of this function loaded from the disk cache, looked up
-        there but not found (then compiled and saved), and compiled by the backend in this process."""
+        there but not found (then compiled and saved), and compiled by the backend in this process (under
+        "auto": summed over the backends it chose)."""
+        if self.backend == "auto":
+            parts = [d.cache_info() for d in self.__dict__.get("_siblings", {}).values()]
+            return {k: sum(p[k] for p in parts) for k in ("hits", "misses", "compiles")}
         return {"hits": self._cache_hits, "misses": self._cache_misses, "compiles": self._compiles}
 
     def __repr__(self):
@@ -208,7 +249,8 @@ def jit(fn=None, *, signatures=None, eager=None, backend=None, boundscheck=True,
     `python -m lorikeet warmup MODULE`, or at decoration with eager=True (or LORIKEET_EAGER=1). A malformed
     signature raises at decoration (ValueError naming it and the position).
 
-    backend: "cpu" (default, or $LORIKEET_BACKEND / set_backend()); boundscheck: raise IndexError on out-of-bounds
+    backend: "cpu" (default, or $LORIKEET_BACKEND / set_backend()), "openmp", "gpu", or "auto" (each call on the
+    backend predicted fastest for its arguments; f.last_backend says which ran, lk.explain why); boundscheck: raise IndexError on out-of-bounds
     indexing (default True); fastmath: let LLVM reassociate floating point and assume no NaN/inf; cache: keep the
     compiled code of the cpu and openmp backends on disk for the next process (default True; LORIKEET_CACHE=0
     turns it off everywhere).
@@ -221,8 +263,14 @@ def jit(fn=None, *, signatures=None, eager=None, backend=None, boundscheck=True,
     if eager is None:
         eager = os.environ.get("LORIKEET_EAGER", "0").strip().lower() not in ("", "0", "off", "false", "no")
 
+    chosen = _check_backend(backend or _default_backend, "jit")
+    if chosen == "auto":
+        from . import _auto
+
+        _auto.ensure_costs()
+
     def wrap(f):
-        d = Dispatcher(f, backend or _default_backend, boundscheck, fastmath, cache)
+        d = Dispatcher(f, chosen, boundscheck, fastmath, cache)
         functools.update_wrapper(d, f)
         if signatures is not None:
             from ._signatures import parse_all
@@ -233,6 +281,11 @@ def jit(fn=None, *, signatures=None, eager=None, backend=None, boundscheck=True,
         return d
 
     return wrap(fn) if fn is not None else wrap
+
+
+def _auto_backends():
+    """The backends auto may choose in this process: cpu, openmp, and gpu when a gpu call can run here."""
+    return ("cpu", "openmp", "gpu") if gpu_available()[0] else ("cpu", "openmp")
 
 
 # ---- pickling: jitted functions travel to worker processes by reference (multiprocessing, Dask) ----

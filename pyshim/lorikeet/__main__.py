@@ -112,6 +112,14 @@ def run_info(args):
         else:
             print(f"    {name:<8}not available: {ok[1]}")
     line("default backend", get_backend() + (" (LORIKEET_BACKEND)" if os.environ.get("LORIKEET_BACKEND") else ""))
+    from . import _auto
+
+    calibration, where = _auto.status()
+    if calibration:
+        line("auto", f"calibrated {calibration.get('measured_at', '')} ({where})")
+        line("", _auto.describe(calibration.get("crossovers") or {}))
+    else:
+        line("auto", "not calibrated: defaults, host data stays on cpu/openmp (python -m lorikeet calibrate)")
     named = " (LORIKEET_CPU)" if os.environ.get("LORIKEET_CPU") else ""
     line("CPU", f"{cpu.get('cpu', 'unknown')}{named}, {cpu.get('triple', '')}")
     features = sorted(f[1:] for f in cpu.get("features", "").split(",") if f.startswith("+"))
@@ -200,7 +208,10 @@ def run_warmup(args):
             print(f"lorikeet warmup: unknown backend {b!r} (cpu, openmp, gpu)", file=sys.stderr)
             return 2
     functions = _declared_functions(module)
-    items = [(name, d, sig, b or d.backend) for b in backends for name, d in functions for sig in d.declared_signatures]
+    # an "auto" function is warmed for every backend it may choose here
+    own = {name: (lorikeet._auto_backends() if d.backend == "auto" else (d.backend,)) for name, d in functions}
+    items = [(name, d, sig, b) for bs in backends for name, d in functions for b in ([bs] if bs else own[name])
+             for sig in d.declared_signatures]
     if not items:
         print(f"lorikeet warmup: no jitted function of {module.__name__} declares signatures", file=sys.stderr)
         return 0
@@ -260,7 +271,13 @@ def add_warmup(sub):
     p.set_defaults(run=run_warmup)
 
 
-COMMANDS = [add_cache, add_info, add_warmup]
+def add_calibrate(sub):
+    from ._auto import add_calibrate as add
+
+    add(sub)
+
+
+COMMANDS = [add_cache, add_info, add_warmup, add_calibrate]
 
 
 def main(argv=None):

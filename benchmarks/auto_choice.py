@@ -1,0 +1,110 @@
+"""python -m benchmarks.auto_choice [--quick] [--json PATH]: how close backend="auto" comes to the best backend
+for each call (issue 11). Not a timed test.
+
+For each workload and size, host arrays in and out: the time of the call on every backend available here
+(cpu, openmp, gpu; each compiled and warm, best of a few), auto's time and the backend it chose, after auto has
+had the calls its tiering needs (so the figure is its steady choice; the calls it spent on the host before a
+gpu compile paid are counted separately). The summary is auto's time over the best backend's, per row and as a
+geometric mean: 1.0 is a perfect choice. Run `python -m lorikeet calibrate` first; without it auto uses its
+defaults (no gpu for host data).
+"""
+import argparse
+import json
+import math
+import sys
+import time
+
+import numpy as np
+
+import lorikeet as lk
+
+
+def hypot(a, b):
+    return np.sqrt(a * a + b * b)
+
+
+def sum_sq(a):
+    return np.sum(a * a + 1.0)
+
+
+def heavy(a):
+    return np.sum(np.sin(a) * np.exp(-a) + np.cos(a * 0.5))
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def workloads(quick):
+    rng = np.random.default_rng(0)
+    elems = [1 << k for k in (range(8, 22, 3) if quick else range(8, 26, 2))]
+    dims = [32, 128, 512] if quick else [32, 64, 128, 256, 512, 1024, 2048]
+    for n in elems:
+        a = rng.random(n)
+        yield "hypot f64", n, hypot, (a, a.copy())
+        yield "sum(a*a+1) f64", n, sum_sq, (a,)
+        yield "sin*exp+cos sum f64", n, heavy, (a,)
+    for n in dims:
+        x = rng.random((n, n), dtype=np.float32)
+        yield "matmul f32", n, matmul, (x, x.copy())
+
+
+def best_of(fn, args, budget_s=0.25, max_reps=50):
+    fn(*args)
+    best, spent, reps = math.inf, 0.0, 0
+    while reps < 3 or (spent < budget_s and reps < max_reps):
+        t0 = time.perf_counter()
+        fn(*args)
+        dt = time.perf_counter() - t0
+        best, spent, reps = min(best, dt), spent + dt, reps + 1
+    return best
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    backends = ["cpu", "openmp"] + (["gpu"] if lk.gpu_available()[0] else [])
+    from lorikeet import _auto
+
+    calibration, where = _auto.status()
+    print(f"backends: {', '.join(backends)}; calibration: {where or 'none (defaults)'}")
+    rows = []
+    fixed = {}
+    autos = {}
+    for name, n, fn, fargs in workloads(args.quick):
+        times = {}
+        for b in backends:
+            f = fixed.setdefault((name, b), lk.jit(fn, backend=b, cache=False))
+            times[b] = best_of(f, fargs)
+        fa = autos.setdefault(name, lk.jit(fn, backend="auto", cache=False))
+        warm_calls = 0
+        for _ in range(200):  # let tiering settle: until the choice repeats
+            fa(*fargs)
+            warm_calls += 1
+            first = fa.last_backend
+            fa(*fargs)
+            if fa.last_backend == first:
+                break
+        t_auto = best_of(fa, fargs)
+        chosen = fa.last_backend
+        best = min(times, key=times.get)
+        rows.append({"workload": name, "size": n, "times": times, "auto": t_auto, "chosen": chosen, "best": best,
+                     "ratio": t_auto / times[best], "settle_calls": warm_calls})
+        cells = "  ".join(f"{b} {times[b] * 1e3:9.3f}" for b in backends)
+        print(f"{name:<22}{n:>10}  {cells}  auto {t_auto * 1e3:9.3f} ms ({chosen:<6}) best {best:<6} "
+              f"x{t_auto / times[best]:.2f}", flush=True)
+    gm = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
+    right = sum(r["chosen"] == r["best"] for r in rows)
+    worst = max(rows, key=lambda r: r["ratio"])
+    print(f"auto / best backend: geometric mean x{gm:.3f}; best backend chosen in {right}/{len(rows)} rows; worst "
+          f"x{worst['ratio']:.2f} ({worst['workload']}, {worst['size']})")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"backends": backends, "calibration": calibration, "rows": rows, "geomean": gm}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
