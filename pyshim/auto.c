@@ -41,8 +41,8 @@ typedef struct AutoCosts {
 } AutoCosts;
 
 static AutoCosts costs = {
-    .cpu_ns_per_op = 0.3, .cpu_ns_per_byte = 0.1,
-    .team_fork_ns = 20000, .team_ns_per_op = 0.3, .team_ns_per_byte = 0.1,
+    .cpu_ns_per_op = 0.05, .cpu_ns_per_byte = 0.1,
+    .team_fork_ns = 20000, .team_ns_per_op = 0.05, .team_ns_per_byte = 0.1,
     .gpu_compile_ns = 150e6,
 };
 
@@ -314,15 +314,20 @@ PyObject *lk_auto_estimate(PyObject *self, PyObject *args)
             return NULL;
         }
     if (key_has_device(key, len))
-        return Py_BuildValue("{sssOsO}", "choice", "gpu", "device_args", Py_True, "calibrated",
+        return Py_BuildValue("{sssssOsO}", "choice", "gpu", "steady_choice", "gpu", "device_args", Py_True, "calibrated",
                              costs.calibrated ? Py_True : Py_False);
     AutoSpec *s = auto_spec(d, call_args, key, len);
     if (!s) return NULL;
     Estimate e;
     estimate(s, call_args, &e);
     AutoChoice c = gpu_wins(s, &e, false) ? AUTO_GPU : e.choice;
+    bool ready = s->gpu_ready;
+    s->gpu_ready = true; /* the choice once the gpu's code exists */
+    AutoChoice steady = gpu_wins(s, &e, false) ? AUTO_GPU : e.choice;
+    s->gpu_ready = ready;
     PyObject *gpu = e.t[AUTO_GPU] < 0 ? (Py_INCREF(Py_None), Py_None) : PyFloat_FromDouble(e.t[AUTO_GPU] * 1e-9);
-    return Py_BuildValue("{sssOsOsdsdsNsdsdsdsdsdsOsd}", "choice", choice_name[c], "device_args", Py_False,
+    return Py_BuildValue("{sssssOsOsdsdsNsdsdsdsdsdsOsd}", "choice", choice_name[c], "steady_choice",
+                         choice_name[steady], "device_args", Py_False,
                          "calibrated", costs.calibrated ? Py_True : Py_False, "cpu", e.t[AUTO_CPU] * 1e-9,
                          "openmp", e.t[AUTO_OPENMP] * 1e-9, "gpu", gpu, "work", e.ops, "parallel_work", e.par,
                          "regions", e.launches, "bytes_in", e.bytes_in, "bytes_out", e.bytes_out, "estimated",

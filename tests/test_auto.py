@@ -141,6 +141,8 @@ def test_host_data_goes_to_the_gpu_only_when_one_can_run_and_after_its_compile_p
     big = np.linspace(0, 1, 100_000)
     # each call predicts about 0.65 ms saved (openmp's time under PLAIN): a 3 ms compile pays after five calls
     costs(dict(PLAIN, **FAST_GPU, gpu_compile_ns=3e6))
+    e = lk.explain(f, big, big)
+    assert e["choice"] == "openmp" and e["steady_choice"] == ("gpu" if HAS_GPU else "openmp")
     chosen = []
     for _ in range(8):
         np.testing.assert_allclose(np.asarray(f(big, big)), hypot_sum(big, big), rtol=1e-15)

@@ -90,9 +90,11 @@ def get_backend():
 
 def explain(f, *args):
     """What backend="auto" predicts for calling f (a function jitted with backend="auto") with these arguments,
-    and what it would choose now: {"choice", "cpu", "openmp", "gpu" (predicted seconds; gpu None when host data
-    cannot go there), "work", "parallel_work", "regions", "bytes_in", "bytes_out", "estimated" (some extent
-    was guessed), "calibrated" (the costs were measured by `python -m lorikeet calibrate`), "device_args"}.
+    and what it would choose now: {"choice", "steady_choice" (once its gpu code exists), "cpu", "openmp", "gpu"
+    (predicted seconds; gpu None when host data cannot go there), "work", "parallel_work", "regions",
+    "bytes_in", "bytes_out", "estimated" (some extent was guessed), "calibrated" (the costs were measured by
+    `python -m lorikeet calibrate`), "device_args", "gpu_savings" (seconds the gpu would have saved so far,
+    against the cost of compiling for it)}.
     Compiles nothing for any backend and runs nothing."""
     if getattr(f, "backend", None) != "auto":
         raise ValueError(f"explain: {f!r} is not a function jitted with backend=\"auto\"")
