@@ -18,3 +18,28 @@ def skip_on_gpu(why):
     import pytest
     if lk.get_backend() == "gpu":
         pytest.skip(f"gpu backend: {why}")
+
+
+class OnlyDLPack:
+    """An array that offers DLPack alone (as JAX's do), to reach lorikeet's DLPack import."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def prange_reductions(a):
+    """A prange loop with three reductions (+= of floats, max, += of ints): kernels combine them over blocks."""
+    s = 0.0
+    m = -1e300
+    c = 0
+    for i in lk.prange(len(a)):
+        s += a[i]
+        m = max(m, a[i])
+        c += 1
+    return s, m, c

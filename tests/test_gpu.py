@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import OnlyDLPack
 from benchmarks.workloads import conv, fused, matmult, pairwise, regression, summation
 
 _ok = lk._lorikeet.backend_available("gpu")
@@ -320,7 +321,7 @@ def test_float16_device_arrays_give_numpys_bits():
     assert isinstance(r, lk.DeviceArray) and r.dtype == np.float16 and r.shape == a.shape
     assert r.__cuda_array_interface__["typestr"] == "<f2"
     np.testing.assert_array_equal(_bits(r.copy_to_host()), _bits(want))
-    seen = lk._lorikeet._device_view(_OnlyDLPack(r))  # through DLPack alone: kFloat, 16 bits
+    seen = lk._lorikeet._device_view(OnlyDLPack(r))  # through DLPack alone: kFloat, 16 bits
     assert seen[0] == r.ptr and seen[1] == np.float16 and seen[2] == a.shape
     h = gpu(half_ops)(a, b)
     assert isinstance(h, np.ndarray) and h.dtype == np.float16
@@ -351,19 +352,6 @@ def test_float16_reductions_and_element_access_on_the_device():
     ws, wb = half_elements(x.copy())
     assert type(s) is np.float16 and _bits(s) == _bits(ws)
     np.testing.assert_array_equal(_bits(b.copy_to_host()), _bits(wb))
-
-
-class _OnlyDLPack:
-    """An array that offers DLPack alone, to reach lorikeet's DLPack import."""
-
-    def __init__(self, a):
-        self.a = a
-
-    def __dlpack__(self, **kw):
-        return self.a.__dlpack__(**kw)
-
-    def __dlpack_device__(self):
-        return self.a.__dlpack_device__()
 
 
 @needs_gpu

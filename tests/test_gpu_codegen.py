@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import prange_reductions
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 ARCHS = ("sm_90", "sm_80")
@@ -157,17 +158,6 @@ def prange_plain(a, out):
         for j in range(a.shape[1]):
             out[i, j] = a[i, j] * 2 + callee_div(i + 7, j + 1)
     return out
-
-
-def prange_reductions(a):
-    s = 0.0
-    m = -1e300
-    c = 0
-    for i in lk.prange(len(a)):
-        s += a[i]
-        m = max(m, a[i])
-        c += 1
-    return s, m, c
 
 
 def prange_rows(a, out):

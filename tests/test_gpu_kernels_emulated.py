@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import prange_reductions
 import test_scalar_semantics as sem
 from gpu_emulate import CXX, Module, as_float
 
@@ -172,17 +173,6 @@ def test_an_empty_reduction_gives_the_identity_or_raises(fn):
         assert err is None and as_float(res[0]) == 0.0
     else:
         assert err is not None and err[1] == 6 and err[3][0] == 3  # ValueError: RT_VAL_EMPTY_REDUCE
-
-
-def prange_reductions(a):
-    s = 0.0
-    m = -1e300
-    c = 0
-    for i in lk.prange(len(a)):
-        s += a[i]
-        m = max(m, a[i])
-        c += 1
-    return s, m, c
 
 
 def test_prange_reductions_combine_over_blocks():

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import OnlyDLPack
 from lorikeet import _lorikeet
 
 GPU_OK, GPU_WHY = lk.gpu_available()
@@ -425,19 +426,6 @@ def test_dlpack_capsules_legacy_and_versioned():
     del d
     gc.collect()
     assert lk.runtime.stats()["device_frees"] - s0["device_frees"] == 1
-
-
-class OnlyDLPack:
-    """An array that offers DLPack alone (as JAX's do), to reach lorikeet's DLPack import."""
-
-    def __init__(self, a):
-        self.a = a
-
-    def __dlpack__(self, **kw):
-        return self.a.__dlpack__(**kw)
-
-    def __dlpack_device__(self):
-        return self.a.__dlpack_device__()
 
 
 @needs_gpu
