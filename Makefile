@@ -80,6 +80,8 @@ bench:
 	$(MAKE) all
 	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --full
 	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks.gpu
+	PYTHONPATH=pyshim:. $(PYTHON) -m lorikeet calibrate
+	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks.auto_choice
 	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --report
 
 bench-quick:
@@ -87,6 +89,8 @@ bench-quick:
 	$(MAKE) all
 	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --quick
 	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks.gpu --quick
+	PYTHONPATH=pyshim:. $(PYTHON) -m lorikeet calibrate --quick
+	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks.auto_choice --quick
 	PYTHONPATH=pyshim:. $(PYTHON) -m benchmarks --report
 
 # The layering rule of docs/ARCHITECTURE.md, checked: Python.h only in pyshim/ and frontend/, and no layer

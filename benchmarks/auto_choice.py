@@ -1,5 +1,7 @@
-"""python -m benchmarks.auto_choice [--quick] [--json PATH]: how close backend="auto" comes to the best backend
-for each call (issue 11). Not a timed test.
+"""python -m benchmarks.auto_choice [--quick] [--out PATH]: how close backend="auto" comes to the best backend
+for each call (issue 11). Not a timed test; `make bench` runs it after `python -m lorikeet calibrate`, and
+`python -m benchmarks --report` renders its JSON (default benchmarks/results/auto-<mode>-<machine>.json) into
+docs/benchmarks.md.
 
 For each workload and size, host arrays in and out: the time of the call on every backend available here
 (cpu, openmp, gpu; each compiled and warm, best of a few), auto's time and the backend it chose, after auto has
@@ -11,12 +13,15 @@ defaults (no gpu for host data).
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
 import numpy as np
 
 import lorikeet as lk
+
+from . import machine
 
 
 def hypot(a, b):
@@ -63,7 +68,7 @@ def best_of(fn, args, budget_s=0.25, max_reps=50):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--json", default=None)
+    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     backends = ["cpu", "openmp"] + (["gpu"] if lk.gpu_available()[0] else [])
     from lorikeet import _auto
@@ -107,9 +112,13 @@ def main(argv=None):
     print(f"auto / best backend: geometric mean x{gm:.3f}; best backend chosen in {right}/{len(rows)} rows "
           f"({steady_right} once every gpu compile has paid); worst x{worst['ratio']:.2f} ({worst['workload']}, "
           f"{worst['size']})")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"backends": backends, "calibration": calibration, "rows": rows, "geomean": gm}, f, indent=1)
+    mode = "quick" if args.quick else "full"
+    info = machine.describe()
+    out = args.out or os.path.join(os.path.dirname(__file__), "results", f"auto-{mode}-{machine.slug(info)}.json")
+    with open(out, "w") as f:
+        json.dump({"kind": "auto", "mode": mode, "date": time.strftime("%Y-%m-%d %H:%M"), "machine": info,
+                   "versions": machine.versions(), "backends": backends, "calibration": calibration, "rows": rows,
+                   "geomean": gm}, f, indent=1)
     return 0
 
 

@@ -291,6 +291,29 @@ def gpu_md_section(record):
     return "\n".join(out) + "\n"
 
 
+def auto_md_section(record):
+    """backend="auto" against each backend, from one `python -m benchmarks.auto_choice` run: per workload and
+    size, every backend's time, auto's time and choice, and auto's time over the best backend's."""
+    m, v = record["machine"], record.get("versions", {})
+    commit = v.get("lorikeet", {}).get("commit", "?")
+    cal = record.get("calibration") or {}
+    out = [f"### backend=\"auto\" against each backend: {', '.join(m.get('gpus', [])) or 'no GPU'}, {m['cpu']} — "
+           f"{record['mode']} mode, {record['date']}", "",
+           f"- lorikeet {commit}; host arrays in and out; best of a few calls each, auto after its tiering settled "
+           f"(`python -m benchmarks.auto_choice`); costs {'calibrated ' + cal.get('measured_at', '') if cal else 'by default (not calibrated)'}.",
+           ""]
+    backends = record["backends"]
+    rows = [[r["workload"], f"{r['size']:,}"] + [f"{r['times'][b] * 1e3:.3f}" for b in backends]
+            + [f"{r['auto'] * 1e3:.3f} ({r['chosen']}" + (f", steady {r['steady']}" if r.get("steady", r["chosen"]) != r["chosen"] else "") + ")",
+               f"{r['ratio']:.2f}"] for r in record["rows"]]
+    out += md_table(["workload", "size"] + [f"{b} ms" for b in backends] + ["auto ms (chose)", "auto / best"],
+                    rows).splitlines()
+    right = sum(r["chosen"] == r["best"] for r in record["rows"])
+    out += ["", f"- auto / best backend: geometric mean {record['geomean']:.3f}; the best backend chosen in {right} of "
+                f"{len(record['rows'])} rows."]
+    return "\n".join(out) + "\n"
+
+
 def regenerate_docs(results_dir):
     """Rewrites docs/benchmarks.md (and its plots) from every non-partial results file, newest first."""
     records = []
@@ -304,6 +327,9 @@ def regenerate_docs(results_dir):
     for record, path in records:
         if record.get("kind") == "gpu":
             sections.append(gpu_md_section(record))
+            continue
+        if record.get("kind") == "auto":
+            sections.append(auto_md_section(record))
             continue
         tag = os.path.splitext(os.path.basename(path))[0]
         sections.append(md_section(record, path, plot_all(record, tag)))
