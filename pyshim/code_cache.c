@@ -10,7 +10,8 @@
  * is a miss, never a stale call.
  *
  * Nothing here ever raises: a key or store that fails is a compile without the cache (LORIKEET_CACHE_LOG says
- * why). Only the cpu and openmp backends are cached; gpu compilations compile as before. */
+ * why). Only the cpu and openmp backends' code is cached; for gpu compilations, lk_image_store keeps the
+ * kernels' images under NVRTC's memo (lorikeet/_images.py), so that a new process skips NVRTC for kernels known. */
 #define _GNU_SOURCE
 #include "shim.h"
 #include <dlfcn.h>
@@ -78,6 +79,61 @@ bool lk_cache_wanted(const LkDispatcher *d, const BeBackend *be, const LkCodeIo 
 {
     return d->cache && !io->load && !io->save && !io->keep_llvm &&
            (strcmp(be->name, "cpu") == 0 || strcmp(be->name, "openmp") == 0);
+}
+
+/* ---- NVRTC's images (runtime/nvrtc.c's RtImageStore over lorikeet._images) ----
+ * Called from inside a compile, with or without the GIL (the test entry point _nvrtc_compile releases it). */
+
+static PyObject *images_module(void)
+{
+    static PyObject *mod;
+    if (!mod) mod = PyImport_ImportModule("lorikeet._images");
+    return mod;
+}
+
+static void *image_load(const char *key, size_t key_len, size_t *size, int *is_ptx)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *mod = images_module();
+    PyObject *r = mod ? PyObject_CallMethod(mod, "load", "y#", key, (Py_ssize_t)key_len) : NULL;
+    void *image = NULL;
+    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2 && PyBytes_Check(PyTuple_GET_ITEM(r, 0))) {
+        PyObject *bytes = PyTuple_GET_ITEM(r, 0);
+        size_t n = (size_t)PyBytes_GET_SIZE(bytes);
+        if ((image = malloc(n ? n : 1)) != NULL) {
+            memcpy(image, PyBytes_AS_STRING(bytes), n);
+            *size = n;
+            *is_ptx = PyObject_IsTrue(PyTuple_GET_ITEM(r, 1)) == 1;
+        }
+    }
+    Py_XDECREF(r);
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+    PyGILState_Release(gil);
+    return image;
+}
+
+static void image_save(const char *key, size_t key_len, const void *image, size_t size, int is_ptx)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *mod = images_module();
+    PyObject *r = mod ? PyObject_CallMethod(mod, "save", "y#y#O", key, (Py_ssize_t)key_len, (const char *)image,
+                                            (Py_ssize_t)size, is_ptx ? Py_True : Py_False) : NULL;
+    Py_XDECREF(r);
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+    PyGILState_Release(gil);
+}
+
+const RtImageStore lk_image_store = {image_load, image_save};
+
+const RtImageStore *lk_cache_images(const LkDispatcher *d)
+{
+    return d->cache ? &lk_image_store : NULL;
 }
 
 static PyObject *key_module(void)

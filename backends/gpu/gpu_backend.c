@@ -94,7 +94,8 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
     if (!src) goto done;
     size_t size = 0;
     int is_ptx = 0;
-    void *image = rt_nvrtc_compile(src, opts->module, info.cc, opts->fastmath, &size, &is_ptx, NULL, diag);
+    void *image = rt_nvrtc_compile(src, opts->module, info.cc, opts->fastmath, &size, &is_ptx, NULL, opts->images,
+                                   diag);
     if (!image) goto done;
     const char **knames = calloc((size_t)nkernels + 1, sizeof *knames);
     char (*kname)[32] = calloc((size_t)nkernels + 1, sizeof *kname);
