@@ -10,8 +10,10 @@
  * is a miss, never a stale call.
  *
  * Nothing here ever raises: a key or store that fails is a compile without the cache (LORIKEET_CACHE_LOG says
- * why). Only the cpu and openmp backends' code is cached; for gpu compilations, lk_image_store keeps the
- * kernels' images under NVRTC's memo (lorikeet/_images.py), so that a new process skips NVRTC for kernels known. */
+ * why). Every backend is cached: for gpu an entry holds the host code's object and the kernels' image together
+ * (backends/gpu/gpu_backend.c), and a signature of device arrays is keyed apart from one of NumPy arrays (its code
+ * is another compilation). Under NVRTC's memo, lk_image_store keeps the kernels' images on their own
+ * (lorikeet/_images.py), so that a compilation whose entry misses still skips NVRTC when its kernels are known. */
 #define _GNU_SOURCE
 #include "shim.h"
 #include <dlfcn.h>
@@ -77,8 +79,8 @@ PyObject *lk_key_extras(PyObject *self, PyObject *args)
 
 bool lk_cache_wanted(const LkDispatcher *d, const BeBackend *be, const LkCodeIo *io)
 {
-    return d->cache && !io->load && !io->save && !io->keep_llvm &&
-           (strcmp(be->name, "cpu") == 0 || strcmp(be->name, "openmp") == 0);
+    (void)be;
+    return d->cache && !io->load && !io->save && !io->keep_llvm;
 }
 
 /* ---- NVRTC's images (runtime/nvrtc.c's RtImageStore over lorikeet._images) ----
@@ -143,14 +145,20 @@ static PyObject *key_module(void)
     return mod;
 }
 
-/* The signature as the key writes it: every argument's type, as ir_type_str prints it. */
-static PyObject *signature_text(IrType **types, int nargs)
+/* The signature as the key writes it: every argument's type, as ir_type_str prints it, and for gpu code made for
+ * device arrays a last item saying so (their code is another compilation than the same types' in NumPy arrays). */
+static PyObject *signature_text(IrType **types, int nargs, bool device_args)
 {
     PyObject *list = PyList_New(nargs);
     for (int i = 0; list && i < nargs; i++) {
         char buf[512];
         ir_type_str(types[i], buf, sizeof buf);
         PyList_SET_ITEM(list, i, PyUnicode_FromString(buf));
+    }
+    if (list && device_args) {
+        PyObject *mark = PyUnicode_FromString("(device arrays)");
+        if (!mark || PyList_Append(list, mark) < 0) Py_CLEAR(list);
+        Py_XDECREF(mark);
     }
     return list;
 }
@@ -162,7 +170,7 @@ BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeB
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
     PyObject *mod = key_module();
-    PyObject *sig = mod ? signature_text(types, nargs) : NULL;
+    PyObject *sig = mod ? signature_text(types, nargs, bopts->device_args) : NULL;
     PyObject *r = sig ? PyObject_CallMethod(mod, "fetch", "OOs", (PyObject *)d, sig, bopts->module) : NULL;
     Py_XDECREF(sig);
     BeCompiled *code = NULL;

@@ -425,3 +425,24 @@ def test_the_kernel_images_key_changes_with_the_architecture_nvrtc_and_build(mon
     assert digest_of(key()) != base
     assert _images.target(b"no tail") is None
 
+
+_gpu_ok = lk._lorikeet.backend_available("gpu")
+
+
+@pytest.mark.skipif(_gpu_ok is not True, reason=f"no usable GPU: {_gpu_ok if _gpu_ok is True else _gpu_ok[1]}")
+def test_each_gpu_toolchain_input_changes_the_key():
+    d = lk.jit(kernel, backend="gpu")
+    tc = _key.toolchain("gpu", False)
+    assert tc["backend"] == "gpu" and tc["gpu"].startswith("sm_")
+    assert tc["nvrtc"] == str(lk._lorikeet._nvrtc_status()[0])
+    changed = {
+        "gpu": {"gpu": "sm_" + str(int(tc["gpu"][3:]) + 10)},
+        "nvrtc": {"nvrtc": str(int(tc["nvrtc"]) - 10)},
+        "driver": {"driver": str(int(tc["driver"]) + 10)},
+        "llvm": {"llvm": "16.0.7"},
+        "build": {"build": "0" * 40},
+    }
+    keys = {name: digest(d, **o) for name, o in changed.items()}
+    keys["base"] = digest(d)
+    keys["cpu"] = digest(lk.jit(kernel, backend="cpu"))
+    assert len(set(keys.values())) == len(keys)
