@@ -472,6 +472,33 @@ def test_a_damaged_gpu_entry_is_a_miss_whose_kernels_come_from_the_image_layer(w
     assert (warm["f"], warm["g"], warm["nvrtc"], warm["disk"]) == (WARM, WARM, 0, 0), warm
 
 
+TWICE = """\
+import json, sys
+import numpy as np
+import lorikeet as lk
+
+def f(x, y):
+    return np.sqrt(x * x + y) + x.sum()
+
+x = np.ones(8)
+if sys.argv[1] == "both":
+    lk.jit(f, backend="gpu", cache=False).warmup(x, x)  # compiled and loaded, not saved
+d = lk.jit(f, backend="gpu")
+d.warmup(x, x)  # the same compilation, now to be saved
+s = lk.runtime.stats()
+print(json.dumps({"info": d.cache_info(), "modules": s["modules"], "nvrtc": s["compiles"]}))
+"""
+
+
+def test_a_compilation_already_in_the_process_is_saved_without_loading_its_kernels_again(tmp_path, driver):
+    script = write(tmp_path, "twice.py", TWICE)
+    env = {"LD_LIBRARY_PATH": driver}
+    first = run(script, tmp_path / "cache", env, args=("both",))
+    assert (first["info"], first["modules"], first["nvrtc"]) == (COLD, 1, 1), first
+    warm = run(script, tmp_path / "cache", env, args=("one",))
+    assert (warm["info"], warm["modules"], warm["nvrtc"]) == (WARM, 1, 0), warm
+
+
 @pytest.mark.parametrize("change", ["image not a cubin", "cut short", "kernel count too large"])
 def test_gpu_code_that_is_not_what_its_header_says_never_reaches_the_driver(warmup, change):
     """An entry whose checksum is right (written by a buggy writer, or planted by this user) but whose gpu code is

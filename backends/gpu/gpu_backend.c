@@ -204,7 +204,8 @@ static BeCompiled *gpu_compile(IrFunc *f, const BeOptions *opts, LkDiag *diag)
     if (!src) goto done;
     image = rt_nvrtc_compile(src, opts->module, info.cc, opts->fastmath, &size, &is_ptx, NULL, opts->images, diag);
     if (!image) goto done;
-    module = load_kernels(image, size, is_ptx, nkernels, may_raise, diag);
+    /* compiled again only to keep its object (for the disk cache): the kernels loaded before serve */
+    module = done ? *done : load_kernels(image, size, is_ptx, nkernels, may_raise, diag);
     if (!module) goto done;
 host:;
     GpuHost host = {kernels, nkernels, &names};
