@@ -54,7 +54,7 @@ demo: setup
 # small (threshold 0), so the parallel code runs on the suite's small inputs too (errors, memory and inspection
 # included: a test that is about one backend says so and picks it). The gpu backend's kernels compiled by NVRTC
 # and run in the host emulation do not depend on the backend the suite runs on: the cpu pass runs them once.
-OPENMP_TESTS := $(filter-out tests/test_gpu_codegen.py tests/test_gpu_kernels_emulated.py,$(sort $(wildcard tests/test_*.py)))
+OPENMP_TESTS := $(filter-out tests/test_gpu_codegen.py tests/test_gpu_kernels_emulated.py tests/test_cache_gpu.py,$(sort $(wildcard tests/test_*.py)))
 # Results must not depend on the machine's vector width: the tests whose results depend on how loops are cut
 # run once more compiled for a narrower CPU than most hosts have (SSE4.2, no AVX), and float16's (no F16C there).
 NARROW_CPU   := x86-64-v2

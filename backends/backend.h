@@ -28,6 +28,8 @@ typedef struct BeOptions {
     /* gpu: the arguments' arrays are device arrays (else NumPy's): a function with no parallel region then runs
      * its host code on device memory instead of being the cpu backend's code on host memory */
     bool device_args;
+    /* gpu: the persistent layer under NVRTC's memo (the disk cache; NULL: compile without it) */
+    const RtImageStore *images;
 } BeOptions;
 
 typedef struct BeCompiled {

@@ -10,7 +10,10 @@
  * is a miss, never a stale call.
  *
  * Nothing here ever raises: a key or store that fails is a compile without the cache (LORIKEET_CACHE_LOG says
- * why). Only the cpu and openmp backends are cached; gpu compilations compile as before. */
+ * why). Every backend is cached: for gpu an entry holds the host code's object and the kernels' image together
+ * (backends/gpu/gpu_backend.c), and a signature of device arrays is keyed apart from one of NumPy arrays (its code
+ * is another compilation). Under NVRTC's memo, lk_image_store keeps the kernels' images on their own
+ * (lorikeet/_images.py), so that a compilation whose entry misses still skips NVRTC when its kernels are known. */
 #define _GNU_SOURCE
 #include "shim.h"
 #include <dlfcn.h>
@@ -76,8 +79,63 @@ PyObject *lk_key_extras(PyObject *self, PyObject *args)
 
 bool lk_cache_wanted(const LkDispatcher *d, const BeBackend *be, const LkCodeIo *io)
 {
-    return d->cache && !io->load && !io->save && !io->keep_llvm &&
-           (strcmp(be->name, "cpu") == 0 || strcmp(be->name, "openmp") == 0);
+    (void)be;
+    return d->cache && !io->load && !io->save && !io->keep_llvm;
+}
+
+/* ---- NVRTC's images (runtime/nvrtc.c's RtImageStore over lorikeet._images) ----
+ * Called from inside a compile, with or without the GIL (the test entry point _nvrtc_compile releases it). */
+
+static PyObject *images_module(void)
+{
+    static PyObject *mod;
+    if (!mod) mod = PyImport_ImportModule("lorikeet._images");
+    return mod;
+}
+
+static void *image_load(const char *key, size_t key_len, size_t *size, int *is_ptx)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *mod = images_module();
+    PyObject *r = mod ? PyObject_CallMethod(mod, "load", "y#", key, (Py_ssize_t)key_len) : NULL;
+    void *image = NULL;
+    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2 && PyBytes_Check(PyTuple_GET_ITEM(r, 0))) {
+        PyObject *bytes = PyTuple_GET_ITEM(r, 0);
+        size_t n = (size_t)PyBytes_GET_SIZE(bytes);
+        if ((image = malloc(n ? n : 1)) != NULL) {
+            memcpy(image, PyBytes_AS_STRING(bytes), n);
+            *size = n;
+            *is_ptx = PyObject_IsTrue(PyTuple_GET_ITEM(r, 1)) == 1;
+        }
+    }
+    Py_XDECREF(r);
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+    PyGILState_Release(gil);
+    return image;
+}
+
+static void image_save(const char *key, size_t key_len, const void *image, size_t size, int is_ptx)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *mod = images_module();
+    PyObject *r = mod ? PyObject_CallMethod(mod, "save", "y#y#O", key, (Py_ssize_t)key_len, (const char *)image,
+                                            (Py_ssize_t)size, is_ptx ? Py_True : Py_False) : NULL;
+    Py_XDECREF(r);
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+    PyGILState_Release(gil);
+}
+
+const RtImageStore lk_image_store = {image_load, image_save};
+
+const RtImageStore *lk_cache_images(const LkDispatcher *d)
+{
+    return d->cache ? &lk_image_store : NULL;
 }
 
 static PyObject *key_module(void)
@@ -87,14 +145,20 @@ static PyObject *key_module(void)
     return mod;
 }
 
-/* The signature as the key writes it: every argument's type, as ir_type_str prints it. */
-static PyObject *signature_text(IrType **types, int nargs)
+/* The signature as the key writes it: every argument's type, as ir_type_str prints it, and for gpu code made for
+ * device arrays a last item saying so (their code is another compilation than the same types' in NumPy arrays). */
+static PyObject *signature_text(IrType **types, int nargs, bool device_args)
 {
     PyObject *list = PyList_New(nargs);
     for (int i = 0; list && i < nargs; i++) {
         char buf[512];
         ir_type_str(types[i], buf, sizeof buf);
         PyList_SET_ITEM(list, i, PyUnicode_FromString(buf));
+    }
+    if (list && device_args) {
+        PyObject *mark = PyUnicode_FromString("(device arrays)");
+        if (!mark || PyList_Append(list, mark) < 0) Py_CLEAR(list);
+        Py_XDECREF(mark);
     }
     return list;
 }
@@ -106,7 +170,7 @@ BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeB
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
     PyObject *mod = key_module();
-    PyObject *sig = mod ? signature_text(types, nargs) : NULL;
+    PyObject *sig = mod ? signature_text(types, nargs, bopts->device_args) : NULL;
     PyObject *r = sig ? PyObject_CallMethod(mod, "fetch", "OOs", (PyObject *)d, sig, bopts->module) : NULL;
     Py_XDECREF(sig);
     BeCompiled *code = NULL;

@@ -174,7 +174,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     if (!ir_optimize(typed, &diag)) return compile_failed(arena, types, NULL, &diag); /* prange's rules */
     char module[LK_MODULE_CHARS];
     BeOptions bopts = {.fastmath = d->fastmath != 0, .keep_ir_text = io->keep_llvm, .keep_object = io->save,
-                       .module = module, .device_args = device_arg};
+                       .module = module, .device_args = device_arg, .images = lk_cache_images(d)};
     unsigned char ir_hash[IR_HASH_BYTES];
     ir_hash_func(typed, ir_hash);
     if (!compilation_key(be, &bopts, ir_hash, module, &diag)) return compile_failed(arena, types, NULL, &diag);

@@ -20,13 +20,13 @@ static PyObject *gpu_available(PyObject *self, PyObject *unused)
 static PyObject *gpu_stats(PyObject *self, PyObject *unused)
 {
     RtGpuStats s = rt_gpu_stats();
-    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsLsLsLsL}", "h2d_copies", (long long)s.h2d_copies, "h2d_bytes",
+    return Py_BuildValue("{sLsLsLsLsLsLsLsLsLsLsLsLsLsL}", "h2d_copies", (long long)s.h2d_copies, "h2d_bytes",
                          (long long)s.h2d_bytes, "d2h_copies", (long long)s.d2h_copies, "d2h_bytes",
                          (long long)s.d2h_bytes, "d2d_copies", (long long)s.d2d_copies, "device_allocations",
                          (long long)s.allocations, "device_frees", (long long)s.frees, "device_live_bytes",
                          (long long)s.live_bytes, "launches", (long long)s.launches, "compiles", (long long)s.compiles,
                          "modules", (long long)s.modules, "cublas_calls", (long long)s.cublas_calls, "waits",
-                         (long long)s.waits);
+                         (long long)s.waits, "disk_images", (long long)s.disk_images);
 }
 
 /* cuBLAS as the runtime finds it (loading the library needs no GPU): (version, path) or (0, why not). */
@@ -86,15 +86,15 @@ static PyObject *raise_compile(const LkDiag *diag, const char *name, const char 
 static PyObject *nvrtc_compile(PyObject *self, PyObject *args)
 {
     const char *src, *name = "lorikeet_kernels.cu";
-    int cc, fastmath = 0;
-    if (!PyArg_ParseTuple(args, "si|sp", &src, &cc, &name, &fastmath)) return NULL;
+    int cc, fastmath = 0, cache = 0;
+    if (!PyArg_ParseTuple(args, "si|spp", &src, &cc, &name, &fastmath, &cache)) return NULL;
     LkDiag diag = {0};
     size_t size = 0;
     int is_ptx = 0;
     char *log = NULL;
     void *image;
     Py_BEGIN_ALLOW_THREADS
-    image = rt_nvrtc_compile(src, name, cc, fastmath, &size, &is_ptx, &log, &diag);
+    image = rt_nvrtc_compile(src, name, cc, fastmath, &size, &is_ptx, &log, cache ? &lk_image_store : NULL, &diag);
     Py_END_ALLOW_THREADS
     if (!image) {
         raise_compile(&diag, name, log);
@@ -193,7 +193,7 @@ static RtGpuModule *load_selftest(LkDiag *diag, char **log)
              RT_GPU_BLOCK);
     size_t size = 0;
     int is_ptx = 0;
-    void *image = rt_nvrtc_compile(src, "lk_selftest.cu", info.cc, 0, &size, &is_ptx, log, diag);
+    void *image = rt_nvrtc_compile(src, "lk_selftest.cu", info.cc, 0, &size, &is_ptx, log, NULL, diag);
     if (!image) return NULL;
     const char *kernels[] = {"lk_selftest_map", "lk_selftest_sum"};
     selftest_module = rt_gpu_module_load(image, size, is_ptx, kernels, 2, diag);
@@ -402,7 +402,8 @@ static PyMethodDef gpu_functions[] = {
     {"_nvrtc_status", nvrtc_status, METH_NOARGS, "_nvrtc_status() -> (version, None), or (0, why not)"},
     {"_cublas_status", cublas_status, METH_NOARGS, "_cublas_status() -> (version, path), or (0, why cuBLAS is not used)"},
     {"_nvrtc_compile", nvrtc_compile, METH_VARARGS,
-     "_nvrtc_compile(src, cc, name=..., fastmath=False) -> (image bytes, is_ptx); InternalError with NVRTC's log"},
+     "_nvrtc_compile(src, cc, name=..., fastmath=False, cache=False) -> (image bytes, is_ptx); InternalError with "
+     "NVRTC's log. cache: through the disk cache's layer of images, as gpu compilations do"},
     {"_gpu_selftest", gpu_selftest, METH_VARARGS, "_gpu_selftest(x, line=7) -> (y, [sum, count], error or None, y[-1])"},
     {"_gpu_launch_roundtrip", gpu_launch_roundtrip, METH_VARARGS, "_gpu_launch_roundtrip(iters, sync_each=True) -> seconds each"},
     {NULL},

@@ -127,8 +127,11 @@ void lk_free_spec(LkSpec *s);
 int lk_ensure_untyped(LkDispatcher *d);
 
 /* code_cache.c: the on-disk code cache's side of lk_compile */
-/* Whether this compilation goes through the cache (cpu and openmp, cache on, no code asked to be kept or loaded) */
+/* Whether this compilation goes through the cache (cache on, no code asked to be kept or loaded) */
 bool lk_cache_wanted(const LkDispatcher *d, const BeBackend *be, const LkCodeIo *io);
+/* The disk layer under NVRTC's memo (lorikeet._images) for a compilation of d: NULL when d has cache=False. */
+const RtImageStore *lk_cache_images(const LkDispatcher *d);
+extern const RtImageStore lk_image_store;
 /* The cached code of this compilation (bopts->module names it) loaded, or NULL: then *ticket, when set, is the
  * key to save the compiled code under (lk_cache_done). Never raises; keeps a pending exception. */
 BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeBackend *be, const BeOptions *bopts,

@@ -131,6 +131,7 @@ int gpu_usable(void);
 int gpu_memory_init(LkDiag *diag); /* gpu_memory.c: the pool, at the driver's init */
 int gpu_nvrtc_target(int cc, int *is_ptx); /* nvrtc.c: the architecture compiled for (0: none) */
 int64_t gpu_nvrtc_compiles(void);
+int64_t gpu_nvrtc_disk_images(void); /* nvrtc.c: images its RtImageStore gave instead of NVRTC */
 void gpu_count_launch(void);
 void gpu_count_module(void);
 int64_t gpu_cublas_calls(void); /* cublas.c */

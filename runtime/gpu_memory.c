@@ -43,7 +43,7 @@ RtGpuStats rt_gpu_stats(void)
     RtGpuStats s = {atomic_load(&n_h2d), atomic_load(&n_h2d_bytes), atomic_load(&n_d2h), atomic_load(&n_d2h_bytes),
                     atomic_load(&n_d2d), atomic_load(&n_allocs), atomic_load(&n_frees), atomic_load(&n_live_bytes),
                     atomic_load(&n_launches), gpu_nvrtc_compiles(), atomic_load(&n_modules), gpu_cublas_calls(),
-                    atomic_load(&n_waits)};
+                    atomic_load(&n_waits), gpu_nvrtc_disk_images()};
     return s;
 }
 

@@ -18,7 +18,12 @@
  * options and the architecture: a second compilation of the same kernels skips NVRTC, which costs about 100 ms
  * of CPU for even a one-line map (measured here with NVRTC 13.0: 20 ms to parse, 25 ms to optimise the
  * preamble and the kernel, 55 ms in ptxas, most of it on the kernels' 64-bit grid-stride loops). Only real
- * NVRTC runs count as compiles in rt_gpu_stats. */
+ * NVRTC runs count as compiles in rt_gpu_stats.
+ *
+ * Under the memo, the caller may pass a persistent layer (RtImageStore: the shim's on-disk cache) keyed by the
+ * same text, so that a new process does not run NVRTC again for kernels an earlier one compiled. What it hands
+ * back is checked here before anyone else sees it (the kind the target asks for, a cubin's ELF header, PTX's
+ * terminating NUL); anything else is a miss and is compiled and saved again. Disk hits count as disk_images. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -149,7 +154,7 @@ int gpu_nvrtc_target(int cc, int *is_ptx)
     return best;
 }
 
-static _Atomic int64_t n_compiles;
+static _Atomic int64_t n_compiles, n_disk_images;
 
 /* ---- the memo ---- */
 #define MEMO_MAX 256
@@ -252,6 +257,39 @@ int64_t gpu_nvrtc_compiles(void)
     return atomic_load(&n_compiles);
 }
 
+int64_t gpu_nvrtc_disk_images(void)
+{
+    return atomic_load(&n_disk_images);
+}
+
+/* Whether image (size bytes, as the disk layer gave it) is the kind of image the key's target asks for: a cubin
+ * starts with ELF's magic, PTX is text ending in the NUL cuModuleLoadData reads up to. The store verified its
+ * checksum; this catches an entry of another kind filed under the key (a bug of a writer, not damage). */
+static bool image_plausible(const unsigned char *image, size_t size, int is_ptx, int want_ptx)
+{
+    if (is_ptx != want_ptx || size < 4) return false;
+    if (!is_ptx) return memcmp(image, "\x7f" "ELF", 4) == 0;
+    return image[size - 1] == 0 && memchr(image, 0, size) == image + size - 1;
+}
+
+/* The image the disk layer has for key (malloc'd, checked), or NULL. */
+static void *disk_find(const RtImageStore *disk, const char *key, int want_ptx, size_t *size, int *is_ptx)
+{
+    size_t n = 0;
+    int ptx = 0;
+    void *image = disk->load(key, strlen(key), &n, &ptx);
+    if (image && !image_plausible(image, n, ptx, want_ptx)) {
+        free(image);
+        image = NULL;
+    }
+    if (image) {
+        *size = n;
+        *is_ptx = ptx;
+        atomic_fetch_add(&n_disk_images, 1);
+    }
+    return image;
+}
+
 static char *program_log(NvrtcProgram prog)
 {
     size_t n = 0;
@@ -264,7 +302,7 @@ static char *program_log(NvrtcProgram prog)
 }
 
 void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, size_t *size, int *is_ptx,
-                       char **log, LkDiag *diag)
+                       char **log, const RtImageStore *disk, LkDiag *diag)
 {
     if (log) *log = NULL;
     const char *why = rt_nvrtc_unavailable();
@@ -288,6 +326,10 @@ void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, 
     char *key = memo_key(src, tail);
     uint64_t h = key ? memo_hash(key) : 0;
     void *hit = key ? memo_find(key, h, size, is_ptx) : NULL;
+    if (!hit && key && disk && (hit = disk_find(disk, key, ptx, size, is_ptx)) != NULL) {
+        memo_add(key, h, hit, *size, *is_ptx); /* takes key */
+        key = NULL;
+    }
     if (hit) {
         free(key);
         if (log) *log = strdup("");
@@ -325,6 +367,7 @@ void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, 
         *size = n;
         *is_ptx = ptx;
         if (log) *log = program_log(prog);
+        if (key && disk) disk->save(key, strlen(key), image, n, ptx);
         if (key) memo_add(key, h, image, n, ptx);
         key = NULL;
     }

@@ -219,13 +219,24 @@ typedef struct RtGpuInfo {
 } RtGpuInfo;
 int rt_gpu_info(RtGpuInfo *info); /* 0, or -1 when rt_gpu_unavailable() */
 
+/* A persistent layer under rt_nvrtc_compile's memo in the process (the shim's on-disk cache). key (key_len bytes)
+ * is everything the image depends on: the source without its comments, NVRTC's version, its options and the
+ * target. load returns a malloc'd image for key (*size bytes, *is_ptx) whose entry's checksum it verified, or
+ * NULL; save keeps one. Neither ever fails a compile, and rt_nvrtc_compile checks what load gives (the kind the
+ * key's target asks for, an ELF header or NUL-terminated PTX) before the driver may see it. */
+typedef struct RtImageStore {
+    void *(*load)(const char *key, size_t key_len, size_t *size, int *is_ptx);
+    void (*save)(const char *key, size_t key_len, const void *image, size_t size, int is_ptx);
+} RtImageStore;
+
 /* CUDA C to device code for compute capability cc (90): a cubin for sm_<cc> when this NVRTC can make one, else
  * PTX for the newest architecture it knows that the device can run (the driver compiles it). Options: C++17,
- * --fmad=true, no flush-to-zero; fastmath adds --use_fast_math. Returns the malloc'd image (*size bytes,
+ * --fmad=false, no flush-to-zero; fastmath adds --fmad=true --use_fast_math. An image made before in the process,
+ * or found in disk (when not NULL), is used without running NVRTC. Returns the malloc'd image (*size bytes,
  * *is_ptx says which), or NULL with diag set (LK_ERR_INTERNAL: NVRTC's log in the message, as much as fits;
  * the whole log in *log when log is not NULL, malloc'd). Needs no GPU. */
 void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, size_t *size, int *is_ptx,
-                       char **log, LkDiag *diag);
+                       char **log, const RtImageStore *disk, LkDiag *diag);
 
 /* A module of kernels loaded on the device: never unloaded (as compiled host code is not). */
 typedef struct RtGpuModule RtGpuModule;
@@ -313,9 +324,10 @@ int rt_gpu_pointer_device(uint64_t dptr, LkDiag *diag);
 typedef struct RtGpuStats {
     int64_t h2d_copies, h2d_bytes, d2h_copies, d2h_bytes, d2d_copies;
     int64_t allocations, frees, live_bytes; /* device memory */
-    int64_t launches, compiles, modules;
+    int64_t launches, compiles, modules;   /* compiles: NVRTC runs (a memo or disk hit is none) */
     int64_t cublas_calls;                   /* matrix products that cuBLAS computed (cublas.c) */
     int64_t waits;            /* rt_gpu_sync: a host thread waited for its kernels (their errors, their results) */
+    int64_t disk_images;      /* images rt_nvrtc_compile took from its RtImageStore instead of running NVRTC */
 } RtGpuStats;
 RtGpuStats rt_gpu_stats(void);
 /* The staging of host copies: the bytes of one buffer, the smallest copy staged, the most bytes ever pinned, and

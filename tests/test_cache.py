@@ -397,3 +397,52 @@ def test_the_preimage_holds_no_addresses_and_names_every_callee():
 
 
 FACTOR = 1.5
+
+
+def test_the_kernel_images_key_changes_with_the_architecture_nvrtc_and_build(monkeypatch):
+    """The key of an NVRTC image (lorikeet/_images.py) is made from runtime/nvrtc.c's memo key: the CUDA source
+    without comments, then NVRTC's version, options and target; test_cache_gpu.py shows it end to end."""
+    import hashlib
+
+    from lorikeet import _images
+
+    src = b'extern "C" __global__ void lk_k0(long long n) {}\n'
+
+    def key(arch="sm_90", version=13000, options="--std=c++17 --fmad=false "):
+        return src + f"\nnvrtc {version}: --gpu-architecture={arch} {options}".encode()
+
+    def digest_of(k):
+        return hashlib.sha256(_images.preimage(k)).hexdigest()
+
+    variants = [key(), key("sm_80"), key("compute_90"), key(version=12080), key(version=13010),
+                key(options="--std=c++17 --fmad=true --use_fast_math")]
+    assert len({digest_of(k) for k in variants}) == len(variants)
+    assert _images.target(key()) == ("13.0", "sm_90", False)
+    assert _images.target(key("compute_90", 12080)) == ("12.8", "compute_90", True)
+    assert len({_images.generation(k) for k in variants[:4]}) == 4  # arch, PTX and version: other folders
+    base = digest_of(key())
+    monkeypatch.setattr(_images, "_lorikeet_id", (lk.__version__, "0" * 40))  # another build of lorikeet
+    assert digest_of(key()) != base
+    assert _images.target(b"no tail") is None
+
+
+_gpu_ok = lk._lorikeet.backend_available("gpu")
+
+
+@pytest.mark.skipif(_gpu_ok is not True, reason=f"no usable GPU: {_gpu_ok if _gpu_ok is True else _gpu_ok[1]}")
+def test_each_gpu_toolchain_input_changes_the_key():
+    d = lk.jit(kernel, backend="gpu")
+    tc = _key.toolchain("gpu", False)
+    assert tc["backend"] == "gpu" and tc["gpu"].startswith("sm_")
+    assert tc["nvrtc"] == str(lk._lorikeet._nvrtc_status()[0])
+    changed = {
+        "gpu": {"gpu": "sm_" + str(int(tc["gpu"][3:]) + 10)},
+        "nvrtc": {"nvrtc": str(int(tc["nvrtc"]) - 10)},
+        "driver": {"driver": str(int(tc["driver"]) + 10)},
+        "llvm": {"llvm": "16.0.7"},
+        "build": {"build": "0" * 40},
+    }
+    keys = {name: digest(d, **o) for name, o in changed.items()}
+    keys["base"] = digest(d)
+    keys["cpu"] = digest(lk.jit(kernel, backend="cpu"))
+    assert len(set(keys.values())) == len(keys)

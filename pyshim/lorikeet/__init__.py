@@ -459,8 +459,9 @@ class runtime:
     """The runtime's memory: runtime.stats() -> {'allocations', 'frees', 'live_bytes', 'cached_bytes'} for host
     arrays, and the gpu's counters: 'h2d_copies', 'h2d_bytes', 'd2h_copies', 'd2h_bytes', 'd2d_copies' (copies
     between host and device, and on the device), 'device_allocations', 'device_frees', 'device_live_bytes',
-    'launches', 'compiles' (NVRTC runs), 'modules' (loaded on the device), 'cublas_calls' (matrix products that
-    cuBLAS computed); reading them never initialises CUDA.
+    'launches', 'compiles' (NVRTC runs), 'disk_images' (kernel images read from the on-disk cache instead of
+    running NVRTC), 'modules' (loaded on the device), 'cublas_calls' (matrix products that cuBLAS computed);
+    reading them never initialises CUDA.
     runtime.release_cached_memory() frees the blocks of freed arrays kept for reuse (at most
     LORIKEET_BUFFER_CACHE_MB, default 256 MiB)."""
 

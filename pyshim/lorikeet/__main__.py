@@ -239,8 +239,6 @@ def run_warmup(args):
             else:
                 outcome = "cached" if target._cache_hits > hits else "compiled" if target._compiles > compiles \
                     else "already compiled"
-                if backend == "gpu" and outcome == "compiled":
-                    outcome += " (in this process only: the disk cache does not keep gpu code yet)"
         results.append((label, backend, outcome, (time.perf_counter() - t0) * 1e3))
     failed = [r for r in results if r[2].startswith("failed")]
     width = max(len(r[0]) for r in results)

@@ -168,9 +168,11 @@ def preimage(d, signature, overrides=None):
 
 
 def generation(backend, fastmath=False):
-    """The store's generation tag: backend, CPU, LLVM and build, so that one folder holds one toolchain's code."""
+    """The store's generation tag: backend (and for gpu the device's architecture), CPU, LLVM and build, so that
+    one folder holds one toolchain's code."""
     tc = toolchain(backend, fastmath)
-    tag = f"{backend}-{tc.get('cpu', '?')}-llvm{tc.get('llvm', '?')}-lk{tc['lorikeet']}+{tc['build'][:12]}"
+    gpu = f"-{tc['gpu']}" if "gpu" in tc else ""
+    tag = f"{backend}{gpu}-{tc.get('cpu', '?')}-llvm{tc.get('llvm', '?')}-lk{tc['lorikeet']}+{tc['build'][:12]}"
     return "".join(c if c.isalnum() or c in "._+-" else "_" for c in tag)
 
 
