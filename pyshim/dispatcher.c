@@ -114,6 +114,7 @@ static PyObject *invoke(LkSpec *s, PyObject *args)
     Py_END_ALLOW_THREADS
     if (status != 0) {
         LkDiag diag;
+        if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err);
         rt_error_diag(&ctx.err, &s->names, &diag);
         lk_raise_diag(&diag);
     } else {

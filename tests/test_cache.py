@@ -380,7 +380,7 @@ def test_the_preimage_holds_no_addresses_and_names_every_callee():
     text = _key.preimage(d, SIG).decode()
     assert " at 0x" not in text and hex(id(kernel)) not in text
     assert "env np module numpy" in text
-    assert f"file {__file__}" in text
+    assert __file__ not in text  # nor where the function sits (an edit above it, a moved package: still a hit)
 
     @lk.jit
     def outer(a, b):
@@ -397,3 +397,50 @@ def test_the_preimage_holds_no_addresses_and_names_every_callee():
 
 
 FACTOR = 1.5
+
+
+# ---- positions: the key holds the source, not where it sits ----
+
+PLACED = PRELUDE + """\
+import traceback
+
+def at(a, i):
+    b = a + 1.0
+    return b[i]                                       # the IndexError is raised here
+
+@lk.jit
+def pick(a, i):
+    return at(a, i) * 2.0
+
+def where(fn, *args):
+    \"\"\"(file, line) that the IndexError of fn(*args) names: CPython's innermost frame, lorikeet's message.\"\"\"
+    try:
+        fn(*args)
+    except IndexError as e:
+        if fn is pick:
+            line = [s for s in str(e).splitlines() if s.strip().startswith("File ")][0]
+            return [line.split('"')[1], int(line.rsplit(" ", 1)[1])]
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        return [frame.filename, frame.lineno]
+
+a = np.arange(5.0)
+print(json.dumps({"r": pick(a, 3), "ref": pick.py_func(a, 3), "where": where(pick, a, 9),
+                  "ref_where": where(pick.py_func, a, 9), "info": pick.cache_info()}))
+"""
+
+
+def test_code_moved_to_other_lines_and_folder_hits_and_names_its_new_place(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = write(tmp_path / "a", "placed.py", PLACED)
+    moved = write(tmp_path / "b", "placed.py", "\n".join(["# an edit above"] * 10) + "\n" + PLACED)
+    cache = tmp_path / "cache"
+    out = run(first, cache)
+    assert out["info"] == {"hits": 0, "misses": 1, "compiles": 1}
+    assert out["where"] == out["ref_where"] and out["where"][0] == first
+    again = run(moved, cache)
+    assert again["info"] == {"hits": 1, "misses": 0, "compiles": 0}, again["log"]
+    assert again["r"] == again["ref"]
+    # the error of the loaded code names the file and line where this process has the function
+    assert again["where"] == again["ref_where"] and again["where"] == [moved, out["where"][1] + 10]
+    assert len(entries(cache)) == 1

@@ -9,7 +9,6 @@ depends on and nothing that changes from run to run:
     options boundscheck=1 fastmath=0
     signature array(float64, 1d, C), int
     function #0 module.qualname            the function, then every function it calls, depth first:
-    file /path/to/module.py 12               its file and first line (error messages name them)
     source 57                                the exact text the frontend parses, its length first
     defaults (int 1,)                        __defaults__, __kwdefaults__
     env K const int 3                        one line per free name it reads, sorted, as resolve_env saw it:
@@ -22,13 +21,18 @@ What a function's free names meant is taken when its untyped IR is made (the sam
 lowered), so the key describes the code that was compiled, even if a global changed later in the process.
 Run-time settings (thread count, the parallel threshold) are not compiled into code and are not in the key.
 
-Positions: lorikeet's error messages carry the file and line, and compiled code holds them, so a function's
-file and first line are in the key: an edit above a function, or a package moved to another folder, recompiles
-it (relative positions would avoid that; not built).
+Positions: where a function sits (its file, its first line) is not in the key, so an edit above a function or a
+package moved to another folder still hits. Compiled code names positions in its error records, so an entry
+also keeps its frame, the file and span of lines of each function of the preimage as the compiling process saw
+them; a process that loads it at other positions gets the spans that moved, which code_cache.c uses to rebase
+the file and line of a run-time error (CompileErrors come from typing, which runs in the loading process). The
+entry's code is checked against this process's IR without positions (ir_hash_func_unplaced) and is loaded under
+the name it was compiled under, which names its symbols.
 
 fetch() and done() are called by the compile path (pyshim/code_cache.c); they never raise into it.
 """
 import os
+import re
 import sys
 import time
 
@@ -40,7 +44,7 @@ except ImportError:
     except ImportError:
         from hashlib import sha256
 
-FORMAT = 1
+FORMAT = 2  # 2: no file and first line in the preimage; meta holds the frame and the unplaced IR hash
 
 _toolchains = {}
 
@@ -114,18 +118,19 @@ def _callee_dispatcher(obj):
     return d
 
 
-def _function_lines(d, out, numbers):
+def _function_lines(d, out, numbers, frame):
     n = numbers[id(d)] = len(numbers)  # id() only numbers this preimage's functions; it is never written
     fn = d.py_func
     name = f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', fn.__name__)}"
     out.append(f"function #{n} {name}")
     try:
-        filename, first, source, env = _material(d)
+        filename, _, source, env, span = _material(d)
     except Exception as e:  # not compilable: then no code depends on it (typing never reached it)
         out.append(f"unavailable {type(e).__name__}")
         out.append(f"end #{n}")
+        frame.append(None)
         return
-    out.append(f"file {filename} {first}")
+    frame.append((filename, span[0], span[1]))
     out.append(f"source {len(source)}")
     out.append(source)
     out.append("defaults " + ", ".join(_default(x) for x in fn.__defaults__ or ()))
@@ -147,7 +152,7 @@ def _function_lines(d, out, numbers):
                 out.append(f"env {var} func rec #{seen}")
             else:
                 out.append(f"env {var} func")
-                _function_lines(callee, out, numbers)
+                _function_lines(callee, out, numbers, frame)
         else:
             out.append(f"env {var} {kind}")
     out.append(f"end #{n}")
@@ -156,6 +161,12 @@ def _function_lines(d, out, numbers):
 def preimage(d, signature, overrides=None):
     """The preimage of the key of dispatcher d's code for argument types `signature` (their printed types), as
     UTF-8 bytes. overrides replaces toolchain entries (tests: a different LLVM, CPU feature, build)."""
+    return preimage_and_frame(d, signature, overrides)[0]
+
+
+def preimage_and_frame(d, signature, overrides=None):
+    """(preimage, frame): frame is [(file, first line, last line) or None] of each function of the preimage, in
+    its order: where the code's positions lie in this process."""
     tc = toolchain(d.backend, d.fastmath)
     if overrides:
         tc = {**tc, **overrides}
@@ -163,8 +174,9 @@ def preimage(d, signature, overrides=None):
     out.extend(f"{k} {v}" for k, v in tc.items())
     out.append(f"options boundscheck={int(bool(d.boundscheck))} fastmath={int(bool(d.fastmath))}")
     out.append("signature " + ", ".join(signature))
-    _function_lines(d, out, {})
-    return ("\n".join(out) + "\n").encode("utf-8")
+    frame = []
+    _function_lines(d, out, {}, frame)
+    return ("\n".join(out) + "\n").encode("utf-8"), frame
 
 
 def generation(backend, fastmath=False):
@@ -188,11 +200,13 @@ def _store():
 
 
 class _Ticket:
-    __slots__ = ("store", "digest", "preimage", "generation", "name", "signature", "module", "t0", "reason")
+    __slots__ = ("store", "digest", "preimage", "generation", "name", "signature", "module", "unplaced", "frame",
+                 "t0", "reason")
 
     def __init__(self, store, digest, pre, gen, name, signature, module, t0):
         self.store, self.digest, self.preimage, self.generation = store, digest, pre, gen
         self.name, self.signature, self.module, self.t0 = name, signature, module, t0
+        self.unplaced, self.frame = None, []
         self.reason = "absent"
 
     def log(self, event):
@@ -202,15 +216,38 @@ class _Ticket:
                   f"{ms:.2f} ms", file=sys.stderr, flush=True)
 
 
-def fetch(d, signature, module):
-    """(ticket, saved code or None) for the compilation of d for signature whose name is module, or None when
-    there is no cache (LORIKEET_CACHE=0, no usable folder, no store)."""
+_MODULE = re.compile(r"lk[0-9a-f]{32}\Z")
+
+
+def _moved(saved, frame):
+    """The spans of the entry's frame (saved) that sit elsewhere in this process's (frame): [(old file, old first,
+    old last, new file, new first)]; None when the frames cannot be matched (a damaged meta)."""
+    if not isinstance(saved, list) or len(saved) != len(frame):
+        return None
+    spans = []
+    for old, new in zip(saved, frame):
+        if old is None or new is None:
+            if old is not new:
+                return None
+            continue
+        if not (isinstance(old, list) and len(old) == 3 and isinstance(old[0], str) and
+                isinstance(old[1], int) and isinstance(old[2], int)):
+            return None
+        if (old[0], old[1]) != (new[0], new[1]):
+            spans.append((old[0], old[1], old[2], new[0], new[1]))
+    return spans
+
+
+def fetch(d, signature, module, unplaced=None):
+    """(ticket, saved code or None, the name the code was compiled under, spans that moved) for the compilation of
+    d for signature whose name is module (unplaced: its IR's hash without positions), or None when there is no
+    cache (LORIKEET_CACHE=0, no usable folder, no store)."""
     t0 = time.perf_counter()
     try:
         st = _store()
         if st is None:
             return None
-        pre = preimage(d, signature)
+        pre, frame = preimage_and_frame(d, signature)
     except Exception as e:
         if _log:
             print(f"lorikeet cache: skip({type(e).__name__}: {e}) fn={d.py_func.__qualname__}", file=sys.stderr)
@@ -218,22 +255,31 @@ def fetch(d, signature, module):
     digest = sha256(pre).hexdigest()
     t = _Ticket(st, digest, pre, generation(d.backend, d.fastmath), f"{d.py_func.__module__}.{d.py_func.__qualname__}",
                 list(signature), module, t0)
+    t.unplaced, t.frame = unplaced, frame
     records = st.load(digest, pre, t.generation)
     if records is None:
-        return t, None
+        return t, None, None, None
     try:
         import json
 
         meta = json.loads(records["meta"].decode("utf-8"))
         obj = records["obj"]
+        saved_as = meta.get("module")
     except Exception:
         t.reason = "no meta"
-        return t, None
-    if meta.get("format") != FORMAT or meta.get("module") != module:
+        return t, None, None, None
+    if meta.get("format") != FORMAT or not isinstance(saved_as, str) or not _MODULE.match(saved_as):
+        t.reason = "no meta"
+        return t, None, None, None
+    if saved_as != module and (unplaced is None or meta.get("unplaced") != unplaced):
         # the key matched but the IR would be another: a gap in the key; recompile and replace the entry
-        t.reason = f"ir differs ({meta.get('module')} vs {module})"
-        return t, None
-    return t, bytes(obj)
+        t.reason = f"ir differs ({saved_as} vs {module})"
+        return t, None, None, None
+    spans = _moved(meta.get("frame"), frame) if saved_as != module else []
+    if spans is None:
+        t.reason = "no meta"
+        return t, None, None, None
+    return t, bytes(obj), saved_as, spans
 
 
 def loaded(t, error):
@@ -251,7 +297,7 @@ def done(t, saved, compile_ms):
         return
     import json
 
-    meta = {"format": FORMAT, "module": t.module, "function": t.name, "signature": t.signature,
-            "compile_ms": round(compile_ms, 3), "generation": t.generation}
+    meta = {"format": FORMAT, "module": t.module, "unplaced": t.unplaced, "frame": t.frame, "function": t.name,
+            "signature": t.signature, "compile_ms": round(compile_ms, 3), "generation": t.generation}
     ok = t.store.save(t.digest, t.preimage, t.generation, {"obj": saved, "meta": json.dumps(meta).encode()})
     t.log(f"miss({t.reason}) {'write' if ok else 'write failed'}")
