@@ -444,3 +444,53 @@ def test_code_moved_to_other_lines_and_folder_hits_and_names_its_new_place(tmp_p
     # the error of the loaded code names the file and line where this process has the function
     assert again["where"] == again["ref_where"] and again["where"] == [moved, out["where"][1] + 10]
     assert len(entries(cache)) == 1
+
+
+# ---- a portable level's entry serves a CPU that has its features ----
+
+PORTABLE = PRELUDE + """\
+@lk.jit
+def hyp(a):
+    return np.sqrt(a * a + 1.0)                       # correctly rounded at any vector width
+
+@lk.jit
+def total(a):
+    return (a * 2.0).sum()                            # exact: small integers
+
+a = np.arange(1000.0)
+print(json.dumps({"r": [hyp(a).tolist(), total(a)], "ref": [np.sqrt(a * a + 1.0).tolist(), (a * 2.0).sum()],
+                  "info": [hyp.cache_info(), total.cache_info()]}))
+"""
+
+
+def test_an_image_compiled_for_a_portable_level_serves_this_cpu(tmp_path):
+    script = write(tmp_path, "portable.py", PORTABLE)
+    usable = _key.portable_levels(_key.toolchain("cpu", False))
+    if not usable:
+        pytest.skip("this machine runs no portable x86-64 level's code in place of its own (or is not x86-64)")
+    for level in ("x86-64-v2", "x86-64-v3", "x86-64-v4"):
+        image, home = tmp_path / f"image-{level}", tmp_path / f"home-{level}"
+        ok = level in usable or subprocess.run(
+            [sys.executable, "-c", "import lorikeet as lk; lk.jit(lambda x: x)(1.0)"],
+            env={**os.environ, "PYTHONPATH": PYSHIM, "LORIKEET_CPU": level, "LORIKEET_CACHE": "0"}).returncode == 0
+        if not ok:
+            continue  # this machine cannot compile for the level at all
+        built = run(script, image, {"LORIKEET_CPU": level})  # the image's build, on "another machine"
+        assert [i["compiles"] for i in built["info"]] == [1, 1]
+        os.chmod(image, 0o500)
+        try:
+            out = run(script, home, {"LORIKEET_CACHE_PATH": str(image)})
+        finally:
+            os.chmod(image, 0o700)
+        assert out["r"] == out["ref"] == built["r"]
+        if level in usable:
+            assert [i["compiles"] for i in out["info"]] == [0, 0], out["log"]
+            assert [line.split()[2] for line in out["log"]] == [f"hit({level})"] * 2
+            assert not entries(home)  # read from the image, nothing written
+        else:  # its vector math calls variants this process's JIT does not resolve: compiled here instead
+            assert [i["compiles"] for i in out["info"]] == [1, 1], out["log"]
+    # the exact CPU's entry, when there is one, comes first
+    home = tmp_path / "home"
+    run(script, home)
+    again = run(script, home, {"LORIKEET_CACHE_PATH": str(tmp_path / f"image-{usable[0]}")})
+    assert [line.split()[2] for line in again["log"]] == ["hit", "hit"]

@@ -170,20 +170,53 @@ def preimage_and_frame(d, signature, overrides=None):
     tc = toolchain(d.backend, d.fastmath)
     if overrides:
         tc = {**tc, **overrides}
-    out = [f"lorikeet-cache {FORMAT}"]
-    out.extend(f"{k} {v}" for k, v in tc.items())
-    out.append(f"options boundscheck={int(bool(d.boundscheck))} fastmath={int(bool(d.fastmath))}")
-    out.append("signature " + ", ".join(signature))
+    program, frame = _program(d, signature)
+    return _header(tc) + program, frame
+
+
+def _header(tc):
+    return ("".join(f"{k} {v}\n" for k, v in [("lorikeet-cache", FORMAT), *tc.items()])).encode("utf-8")
+
+
+def _program(d, signature):
+    """The preimage after the toolchain (options, signature, functions) and the frame."""
+    out = [f"options boundscheck={int(bool(d.boundscheck))} fastmath={int(bool(d.fastmath))}",
+           "signature " + ", ".join(signature)]
     frame = []
     _function_lines(d, out, {}, frame)
     return ("\n".join(out) + "\n").encode("utf-8"), frame
 
 
-def generation(backend, fastmath=False):
+def generation(backend, fastmath=False, tc=None):
     """The store's generation tag: backend, CPU, LLVM and build, so that one folder holds one toolchain's code."""
-    tc = toolchain(backend, fastmath)
+    tc = tc or toolchain(backend, fastmath)
     tag = f"{backend}-{tc.get('cpu', '?')}-llvm{tc.get('llvm', '?')}-lk{tc['lorikeet']}+{tc['build'][:12]}"
     return "".join(c if c.isalnum() or c in "._+-" else "_" for c in tag)
+
+
+# x86-64 levels, best first, with the features target.c checks before compiling for one (each needs the ones
+# below it too) and the libmvec ISA its code calls (vecmath.c: 'd' with AVX2 and FMA, 'b' with SSE4.1)
+_LEVELS = (("x86-64-v4", ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"), "d"),
+           ("x86-64-v3", ("avx", "avx2", "fma", "bmi", "bmi2"), "d"),
+           ("x86-64-v2", ("popcnt", "sse4.2", "ssse3"), "b"))
+
+
+def portable_levels(tc):
+    """The x86-64 levels whose code this process may load when its own CPU's entry is missing, best first: those
+    whose features the host has and whose vector math calls the variants this process's JIT resolves (its own
+    ISA; any, without vector math). None when the process compiles for a level itself (LORIKEET_CPU): then it
+    asked for exactly that code."""
+    cpu, triple = tc.get("cpu", ""), tc.get("triple", "")
+    if not triple.startswith("x86_64") or cpu.startswith("x86-64"):
+        return []
+    have = {f[1:] for f in tc.get("features", "").split(",") if f.startswith("+")}
+    isa = "d" if {"avx2", "fma"} <= have else "b" if "sse4.1" in have else None
+    levels = []
+    for i, (level, _, level_isa) in enumerate(_LEVELS):
+        if all(f in have for _, needs, _ in _LEVELS[i:] for f in needs) and (
+                tc.get("vecmath", "0") == "0" or level_isa == isa):
+            levels.append(level)
+    return levels
 
 
 # ---- the compile path's calls (pyshim/code_cache.c) ----
@@ -201,13 +234,14 @@ def _store():
 
 class _Ticket:
     __slots__ = ("store", "digest", "preimage", "generation", "name", "signature", "module", "unplaced", "frame",
-                 "t0", "reason")
+                 "t0", "reason", "via")
 
     def __init__(self, store, digest, pre, gen, name, signature, module, t0):
         self.store, self.digest, self.preimage, self.generation = store, digest, pre, gen
         self.name, self.signature, self.module, self.t0 = name, signature, module, t0
         self.unplaced, self.frame = None, []
         self.reason = "absent"
+        self.via = None  # the portable level whose entry was loaded in place of this CPU's
 
     def log(self, event):
         if _log:
@@ -241,24 +275,46 @@ def _moved(saved, frame):
 def fetch(d, signature, module, unplaced=None):
     """(ticket, saved code or None, the name the code was compiled under, spans that moved) for the compilation of
     d for signature whose name is module (unplaced: its IR's hash without positions), or None when there is no
-    cache (LORIKEET_CACHE=0, no usable folder, no store)."""
+    cache (LORIKEET_CACHE=0, no usable folder, no store). When the entry for this CPU is missing, one compiled
+    for a portable x86-64 level this CPU runs (LORIKEET_CPU=x86-64-v3 in an image built elsewhere) serves."""
     t0 = time.perf_counter()
     try:
         st = _store()
         if st is None:
             return None
-        pre, frame = preimage_and_frame(d, signature)
+        tc = toolchain(d.backend, d.fastmath)
+        program, frame = _program(d, signature)
     except Exception as e:
         if _log:
             print(f"lorikeet cache: skip({type(e).__name__}: {e}) fn={d.py_func.__qualname__}", file=sys.stderr)
         return None
+    pre = _header(tc) + program
     digest = sha256(pre).hexdigest()
-    t = _Ticket(st, digest, pre, generation(d.backend, d.fastmath), f"{d.py_func.__module__}.{d.py_func.__qualname__}",
-                list(signature), module, t0)
+    t = _Ticket(st, digest, pre, generation(d.backend, d.fastmath, tc),
+                f"{d.py_func.__module__}.{d.py_func.__qualname__}", list(signature), module, t0)
     t.unplaced, t.frame = unplaced, frame
-    records = st.load(digest, pre, t.generation)
-    if records is None:
+    found = _usable(t, st.load(digest, pre, t.generation))
+    if found is None:
+        for level in portable_levels(tc):
+            ltc = {**tc, "cpu": level, "features": ""}
+            lpre = _header(ltc) + program
+            records = st.load(sha256(lpre).hexdigest(), lpre, generation(d.backend, d.fastmath, ltc))
+            if records is not None:
+                reason = t.reason
+                found = _usable(t, records)
+                if found is not None:
+                    t.via = level
+                    break
+                t.reason = reason
+    if found is None:
         return t, None, None, None
+    return (t, *found)
+
+
+def _usable(t, records):
+    """(code, the name it was compiled under, spans that moved) of an entry found for t, or None (t.reason: why)."""
+    if records is None:
+        return None
     try:
         import json
 
@@ -267,19 +323,19 @@ def fetch(d, signature, module, unplaced=None):
         saved_as = meta.get("module")
     except Exception:
         t.reason = "no meta"
-        return t, None, None, None
+        return None
     if meta.get("format") != FORMAT or not isinstance(saved_as, str) or not _MODULE.match(saved_as):
         t.reason = "no meta"
-        return t, None, None, None
-    if saved_as != module and (unplaced is None or meta.get("unplaced") != unplaced):
+        return None
+    if saved_as != t.module and (t.unplaced is None or meta.get("unplaced") != t.unplaced):
         # the key matched but the IR would be another: a gap in the key; recompile and replace the entry
-        t.reason = f"ir differs ({saved_as} vs {module})"
-        return t, None, None, None
-    spans = _moved(meta.get("frame"), frame) if saved_as != module else []
+        t.reason = f"ir differs ({saved_as} vs {t.module})"
+        return None
+    spans = _moved(meta.get("frame"), t.frame) if saved_as != t.module else []
     if spans is None:
         t.reason = "no meta"
-        return t, None, None, None
-    return t, bytes(obj), saved_as, spans
+        return None
+    return bytes(obj), saved_as, spans
 
 
 def loaded(t, error):
@@ -287,7 +343,7 @@ def loaded(t, error):
     if error:
         t.reason = f"load failed: {error[:120]}"
     else:
-        t.log("hit")
+        t.log(f"hit({t.via})" if t.via else "hit")
 
 
 def done(t, saved, compile_ms):
