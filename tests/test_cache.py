@@ -494,3 +494,105 @@ def test_an_image_compiled_for_a_portable_level_serves_this_cpu(tmp_path):
     run(script, home)
     again = run(script, home, {"LORIKEET_CACHE_PATH": str(tmp_path / f"image-{usable[0]}")})
     assert [line.split()[2] for line in again["log"]] == ["hit", "hit"]
+
+
+# ---- python -m lorikeet cache list / prune / why ----
+
+LISTED = PRELUDE + """\
+K = float(os.environ.get("LK_T_K", "2.0"))
+
+@lk.jit
+def f(a):
+    return (a * K).sum()
+
+sigs = os.environ.get("LK_T_SIGS", "float64,int64").split(",")
+r = [float(f(np.arange(10, dtype=s))) for s in sigs]
+print(json.dumps({"r": r, "ref": [float(f.py_func(np.arange(10, dtype=s))) for s in sigs], "info": f.cache_info()}))
+"""
+
+
+def cli(cache, *args, env=None, cwd=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("LORIKEET_")}
+    e.update({"PYTHONPATH": PYSHIM, "LORIKEET_CACHE_DIR": str(cache), "PYTHONDONTWRITEBYTECODE": "1"}, **(env or {}))
+    p = subprocess.run([sys.executable, "-m", "lorikeet", "cache", *args], env=e, cwd=cwd, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _stale_copies(cache, n):
+    """n copies of a real entry filed under generations of another lorikeet build or LLVM, newer than the rest."""
+    src = entries(cache)[0]
+    gen = os.path.basename(os.path.dirname(os.path.dirname(src)))
+    others = [gen.replace("-llvm", "-llvm0.0.1-x", 1)] + [gen.rsplit("+", 1)[0] + f"+{k:012x}" for k in range(1, n)]
+    made = []
+    for k, other in enumerate(others):
+        digest = f"{k:02x}" * 32
+        path = os.path.join(cache, "v1", other, digest[:2], digest + ".lkc")
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        shutil.copyfile(src, path)
+        made.append(path)
+    return made
+
+
+def test_cache_list_shows_each_entry(tmp_path):
+    script, cache = write(tmp_path, "listed.py", LISTED), tmp_path / "cache"
+    run(script, cache)
+    out = cli(cache, "list")
+    import re
+
+    rows = [re.fullmatch(r"(.*\)\))\s+(\w+)\s+([\d.]+ \w+)\s+(\S+ \S+)\s+(\S+)", line).groups()
+            for line in out.splitlines()[1:-1]]
+    assert sorted(r[0] for r in rows) == ["__main__.f(array(float64, 1d, C))", "__main__.f(array(int64, 1d, C))"]
+    sizes = sorted(os.path.getsize(p) for p in entries(cache))
+    assert sorted(float(r[2].split()[0]) for r in rows) == [round(n / 1024, 1) for n in sizes]
+    assert all(r[1] == "cpu" and r[3].startswith(time.strftime("%Y-%m-%d")) and r[4].startswith("cpu-")
+               for r in rows), out
+    assert out.splitlines()[-1].startswith("2 entries")
+
+
+def test_cache_prune_removes_other_builds_and_dead_writers_files(tmp_path):
+    script, cache = write(tmp_path, "listed.py", LISTED), tmp_path / "cache"
+    run(script, cache)
+    stale = _stale_copies(cache, 3)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    tmp = os.path.join(cache, "v1", "tmp")
+    orphan, live = (os.path.join(tmp, f"{'ab' * 8}.{pid}.0a0b0c.tmp") for pid in (dead.stdout.strip(), os.getpid()))
+    for path in (orphan, live):
+        with open(path, "wb") as f:
+            f.write(b"half an entry")
+        os.utime(path, (time.time() - 120, time.time() - 120))
+    assert "(stale)" in cli(cache, "list")
+    out = cli(cache, "prune")
+    assert "removed 3 entries" in out and "1 orphaned temporary file " in out, out
+    assert not any(os.path.exists(p) for p in stale) and not os.path.exists(orphan) and os.path.exists(live)
+    assert len(entries(cache)) == 2
+    assert run(script, cache)["info"] == {"hits": 2, "misses": 0, "compiles": 0}
+
+
+def test_eviction_takes_other_builds_entries_first(tmp_path):
+    script, cache = write(tmp_path, "listed.py", LISTED), tmp_path / "cache"
+    run(script, cache)
+    mine = entries(cache)
+    size = sum(os.path.getsize(p) for p in mine)
+    stale = _stale_copies(cache, 4)  # newer than ours: least-recently-used order alone would remove ours
+    os.unlink(os.path.join(cache, "v1", ".prune"))  # the next write runs an eviction pass
+    cap = int(size * 1.5 / 0.8) + 2048  # ours and one more entry fit in 80% of it, the stale ones do not
+    out = run(script, cache, {"LK_T_SIGS": "float32", "LORIKEET_CACHE_SIZE": str(cap)})
+    assert out["info"]["compiles"] == 1 and any("evict" in line for line in out["log"]), out["log"]
+    assert not any(os.path.exists(p) for p in stale)
+    assert all(os.path.exists(p) for p in mine) and len(entries(cache)) == 3
+
+
+def test_cache_why_names_the_input_that_differs(tmp_path):
+    script, cache = write(tmp_path, "listed.py", LISTED), tmp_path / "cache"
+    run(script, cache, {"LK_T_SIGS": "float64"})
+    out = cli(cache, "why", f"{script}:f", env={"LK_T_SIGS": "float64", "LK_T_K": "3.0"}, cwd=tmp_path)
+    assert "__main__.f(array(float64, 1d, C)) [cpu]: miss (absent)" in out, out
+    assert f"env K: const float {2.0.hex()} in the entry, const float {3.0.hex()} now" in out, out
+    assert "differs in 1 input:" in out
+    out = cli(cache, "why", f"{script}:f", env={"LK_T_SIGS": "float64", "LORIKEET_CPU": "x86-64"}, cwd=tmp_path)
+    assert "cpu: " in out and "x86-64 now" in out, out
+    assert len(entries(cache)) == 1  # why only reads
+    out = cli(cache, "why", f"{script}:f", env={"LK_T_SIGS": "float64"}, cwd=tmp_path)
+    assert "its last lookup hit" in out, out

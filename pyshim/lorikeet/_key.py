@@ -229,7 +229,28 @@ def _store():
         from . import _cache
     except ImportError:  # the store is not built: no cache
         return None
-    return _cache.store()
+    st = _cache.store()
+    if st is not None and st.stale is None:
+        st.stale = stale_generation
+    return st
+
+
+def stale_generation(gen):
+    """Whether generation gen was made by another lorikeet build or LLVM than this process's (no process of this
+    toolchain reads it: eviction takes it first, `cache prune` removes it). A name without those parts is kept."""
+    tc = toolchain("cpu", False)
+    lk = re.search(r"-lk([A-Za-z0-9._]+?)\+([A-Za-z0-9_]+)", gen)
+    llvm = re.search(r"-llvm([0-9.]+)-", gen)
+    mine = generation("cpu", False, tc)
+    return bool((lk and lk.group(0) not in mine) or (llvm and llvm.group(0) not in mine))
+
+
+_last = {}  # "module.qualname" -> the _Ticket of its last lookup in this process (lorikeet/_why.py explains it)
+
+
+def last_lookup(d):
+    """The ticket of the last lookup of dispatcher d's function in this process (any signature), or None."""
+    return _last.get(f"{d.py_func.__module__}.{d.py_func.__qualname__}")
 
 
 class _Ticket:
@@ -293,7 +314,10 @@ def fetch(d, signature, module, unplaced=None):
     t = _Ticket(st, digest, pre, generation(d.backend, d.fastmath, tc),
                 f"{d.py_func.__module__}.{d.py_func.__qualname__}", list(signature), module, t0)
     t.unplaced, t.frame = unplaced, frame
+    _last[t.name] = t
     found = _usable(t, st.load(digest, pre, t.generation))
+    if found is None and t.reason == "absent":
+        t.reason = st.last_reason() or "absent"  # damaged, unsafe, another key's entry...
     if found is None:
         for level in portable_levels(tc):
             ltc = {**tc, "cpu": level, "features": ""}
@@ -308,6 +332,7 @@ def fetch(d, signature, module, unplaced=None):
                 t.reason = reason
     if found is None:
         return t, None, None, None
+    t.reason = "hit"
     return (t, *found)
 
 
