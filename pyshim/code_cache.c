@@ -150,8 +150,45 @@ void lk_cache_rebase(const LkPosMap *map, RtError *err)
     }
 }
 
-BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeBackend *be, const BeOptions *bopts,
-                           const char *unplaced, PyObject **ticket, LkPosMap **posmap)
+/* LORIKEET_CACHE_VERIFY=1: a hit is compiled too, and the object made now compared with the one loaded, byte for
+ * byte (the symbols and positions being the same only when the entry was compiled under this compilation's name).
+ * A difference means the key missed something the code depends on; _key.verify_failed warns, once per function. */
+static bool verify_wanted(void)
+{
+    static int wanted = -1;
+    if (wanted < 0) {
+        const char *env = getenv("LORIKEET_CACHE_VERIFY");
+        wanted = env && *env && strcmp(env, "0") != 0;
+    }
+    return wanted;
+}
+
+static void verify_hit(PyObject *mod, PyObject *ticket, IrFunc *typed, const BeBackend *be, const BeOptions *bopts,
+                       PyObject *cached)
+{
+    LkDiag diag = {0};
+    BeOptions fresh = *bopts;
+    fresh.keep_object = true;
+    fresh.keep_ir_text = false;
+    BeCompiled *code = be->compile(typed, &fresh, &diag);
+    size_t size = 0;
+    void *bytes = code ? be->save(code, &size, &diag) : NULL;
+    if (code) {
+        free(code->ir_text);
+        free(code->object);
+        rt_names_free(&code->names);
+        free(code);
+    }
+    bool same = bytes && size == (size_t)PyBytes_GET_SIZE(cached) && memcmp(bytes, PyBytes_AS_STRING(cached), size) == 0;
+    free(bytes);
+    if (!same) {
+        PyObject *r = PyObject_CallMethod(mod, "verify_failed", "Os", ticket, bytes || !code ? "" : diag.message);
+        Py_XDECREF(r);
+    }
+}
+
+BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, IrFunc *typed, const BeBackend *be,
+                           const BeOptions *bopts, const char *unplaced, PyObject **ticket, LkPosMap **posmap)
 {
     *ticket = NULL;
     *posmap = NULL;
@@ -174,6 +211,8 @@ BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeB
             if (code) *posmap = pos_map(PyTuple_GET_ITEM(r, 3), code);
             PyObject *done = PyObject_CallMethod(mod, "loaded", "Os", *ticket, code ? "" : diag.message);
             Py_XDECREF(done);
+            if (code && verify_wanted() && strcmp(as.module, bopts->module) == 0)
+                verify_hit(mod, *ticket, typed, be, bopts, obj);
             if (code) Py_CLEAR(*ticket); /* nothing to save */
         }
     }

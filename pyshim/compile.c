@@ -190,7 +190,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
             char unplaced_hex[2 * IR_HASH_BYTES + 1];
             ir_hash_func_unplaced(typed, unplaced);
             ir_hash_hex(unplaced, unplaced_hex);
-            code = lk_cache_fetch(d, types, (int)nargs, be, &bopts, unplaced_hex, &ticket, &posmap);
+            code = lk_cache_fetch(d, types, (int)nargs, typed, be, &bopts, unplaced_hex, &ticket, &posmap);
         }
         if (!code) {
             bopts.keep_object = io->save || ticket;

@@ -121,11 +121,11 @@ bool lk_cache_wanted(const LkDispatcher *d, const BeBackend *be, const LkCodeIo 
 /* The cached code of this compilation (bopts->module names it; unplaced: the hex ir_hash_func_unplaced of its IR)
  * loaded, or NULL: then *ticket, when set, is the key to save the compiled code under (lk_cache_done). Code
  * compiled from the same source at other lines or in another file is loaded under the name it was saved with, and
- * *posmap (PyMem_Malloc'd, else NULL) rebases the positions its errors name. Never raises; keeps a pending
- * exception. */
+ * *posmap (PyMem_Malloc'd, else NULL) rebases the positions its errors name. typed is compiled too on a hit
+ * with LORIKEET_CACHE_VERIFY=1, to compare. Never raises; keeps a pending exception. */
 typedef struct LkPosMap LkPosMap;
-BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeBackend *be, const BeOptions *bopts,
-                           const char *unplaced, PyObject **ticket, LkPosMap **posmap);
+BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, IrFunc *typed, const BeBackend *be,
+                           const BeOptions *bopts, const char *unplaced, PyObject **ticket, LkPosMap **posmap);
 /* An error record of code loaded with a posmap: its file and line made this process's (the record is changed) */
 void lk_cache_rebase(const LkPosMap *map, RtError *err);
 /* Saves code (compiled with keep_object, loaded and found; NULL: it failed) under ticket and drops the ticket. */

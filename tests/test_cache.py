@@ -596,3 +596,53 @@ def test_cache_why_names_the_input_that_differs(tmp_path):
     assert len(entries(cache)) == 1  # why only reads
     out = cli(cache, "why", f"{script}:f", env={"LK_T_SIGS": "float64"}, cwd=tmp_path)
     assert "its last lookup hit" in out, out
+
+
+# ---- LORIKEET_CACHE_VERIFY=1: a hit is compiled too and compared ----
+
+VERIFIED = PRELUDE + """\
+import warnings
+
+@lk.jit
+def f(a, i):
+    return a[i] * 2.0
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    r = [f(np.arange(5.0), 3), f(np.arange(5.0, dtype=np.float32), 3), f(np.arange(5.0), 4)]
+print(json.dumps({"r": [float(x) for x in r], "ref": [f.py_func(np.arange(5.0), 3) * 1.0] * 2 + [8.0],
+                  "warnings": [f"{w.category.__name__}: {w.message}" for w in caught], "info": f.cache_info()}))
+"""
+
+
+def _plant_difference(path, old, new):
+    """Rewrites the entry at path with old replaced by new (same length) in its object: a valid entry whose code
+    is not what its key's compilation makes."""
+    from lorikeet import _cache
+
+    with open(path, "rb") as f:
+        records, why = _cache.decode(f.read(), None)
+    assert records is not None, why
+    preimage = records.pop("")
+    assert old in records["obj"] and len(old) == len(new)
+    records["obj"] = records["obj"].replace(old, new)
+    with open(path, "wb") as f:
+        f.write(_cache.encode(preimage, records))
+
+
+def test_verify_mode_finds_code_that_differs_from_its_entry(tmp_path):
+    script, cache = write(tmp_path, "verified.py", VERIFIED), tmp_path / "cache"
+    first = run(script, cache)
+    assert first["r"] == first["ref"] and first["info"]["compiles"] == 2
+    clean = run(script, cache, {"LORIKEET_CACHE_VERIFY": "1"})
+    assert clean["info"] == {"hits": 2, "misses": 0, "compiles": 0} and clean["warnings"] == []
+    for path in entries(cache):  # the file its errors would name, one letter changed: the code still runs
+        _plant_difference(path, b"verified.py", b"verifiex.py")
+    plain = run(script, cache)
+    assert plain["info"]["hits"] == 2 and plain["warnings"] == [] and plain["r"] == first["r"]
+    out = run(script, cache, {"LORIKEET_CACHE_VERIFY": "1"})
+    assert out["info"]["hits"] == 2 and out["r"] == first["r"]
+    assert len(out["warnings"]) == 1, out["warnings"]  # once per function, though both signatures differ
+    w = out["warnings"][0]
+    assert w.startswith("CacheVerifyWarning: ") and "__main__.f(array(float64, 1d, C), int)" in w, w
+    assert "differs from the cached one" in w

@@ -371,6 +371,28 @@ def loaded(t, error):
         t.log(f"hit({t.via})" if t.via else "hit")
 
 
+class CacheVerifyWarning(RuntimeWarning):
+    """LORIKEET_CACHE_VERIFY=1 found a cached function whose code compiled now differs from its entry's: the key
+    misses an input the code depends on (please report it)."""
+
+
+_verify_warned = set()
+
+
+def verify_failed(t, error):
+    """A hit compiled again (LORIKEET_CACHE_VERIFY=1) made other code than the entry's: warn, once per function."""
+    t.log("verify(differs)")
+    if t.name in _verify_warned:
+        return
+    _verify_warned.add(t.name)
+    import warnings
+
+    what = f"compiling it failed ({error})" if error else "the object compiled now differs from the cached one"
+    warnings.warn(f"lorikeet: LORIKEET_CACHE_VERIFY: {t.name}({', '.join(t.signature)}): {what} (key "
+                  f"{t.digest[:16]}, {t.generation}): the cache's key misses something this code depends on",
+                  CacheVerifyWarning, stacklevel=2)
+
+
 def done(t, saved, compile_ms):
     """A miss was compiled (saved: the code's bytes, loaded and found) or failed (None): save the former."""
     if saved is None:
