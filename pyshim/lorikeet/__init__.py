@@ -153,9 +153,13 @@ class Dispatcher(_lorikeet.Dispatcher):
             self._warm_signature(sig)
 
     def _warm_signature(self, sig):
-        """Compiles one declared signature; CompileError and the like name it."""
+        """Compiles one declared signature; CompileError and the like name it, and a TypeError a declared return
+        type that is not what the code returns."""
         try:
-            self._compile(sig.examples(), False, True)
+            typed_ir = self._compile(sig.examples(), False, True)[0]
+            from ._signatures import check_return
+
+            check_return(sig, typed_ir, self.py_func.__qualname__)
         except Exception as e:
             try:
                 e.add_note(f"while compiling {self.py_func.__qualname__} for the declared signature {sig.text!r}")
