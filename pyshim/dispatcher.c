@@ -456,6 +456,7 @@ static PyMethodDef module_methods[] = {
     {"release_cached_memory", release_cached_memory, METH_NOARGS, "free the cached blocks of freed arrays"},
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},
     {"build_id", lk_build_id, METH_NOARGS, "the linker's build id of this extension, in hex"},
+    {"sha256", lk_sha256, METH_O, "sha256(data) -> the SHA-256 of a bytes-like object (32 bytes)"},
     {"key_extras", lk_key_extras, METH_VARARGS, "key_extras(backend, fastmath) -> the backend's inputs of a key"},
     {NULL},
 };

@@ -131,6 +131,7 @@ void lk_cache_rebase(const LkPosMap *map, RtError *err);
 /* Saves code (compiled with keep_object, loaded and found; NULL: it failed) under ticket and drops the ticket. */
 void lk_cache_done(PyObject *ticket, const BeCompiled *code, const BeBackend *be);
 PyObject *lk_build_id(PyObject *self, PyObject *unused);
+PyObject *lk_sha256(PyObject *self, PyObject *arg);
 PyObject *lk_key_extras(PyObject *self, PyObject *args);
 
 /* errors.c */

@@ -72,7 +72,6 @@ def run_cache(args):
 
 def cache_list(st, args):
     """One line per entry of every folder: function, signature, backend, size, last use, generation."""
-    import json
     import time
 
     from . import _key
@@ -80,10 +79,7 @@ def cache_list(st, args):
     rows = []
     for layer in st.layers:
         for mtime, size, _, gen, _, meta in st.describe(layer):
-            try:
-                m = json.loads(meta.decode("utf-8")) if meta else {}
-            except ValueError:
-                m = {}
+            m = (_key.decode_meta(meta) if meta else None) or {}
             sig = m.get("signature")
             sig = f"({', '.join(sig)})" if isinstance(sig, list) else "(?)"
             stale = " (stale)" if _key.stale_generation(gen) else ""

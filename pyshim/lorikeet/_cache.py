@@ -54,15 +54,27 @@ import re
 import stat
 import struct
 import sys
-import threading
 import time
+import _thread  # not threading: importing it costs about 0.7 ms, a quarter of a cache hit's budget
 import warnings
 
-try:  # CPython's own SHA-256 (3 us/KB here): hashlib (and secrets, through hmac) would load OpenSSL, ~3 ms at the
-    from _sha256 import sha256  # first hit of every process, the whole budget of a hit
-except ImportError:
+try:  # the extension's SHA-256 (ir/hash.c, 3 us/KB): hashlib (and secrets, through hmac) would load OpenSSL, ~3 ms
+    from ._lorikeet import sha256 as _sha256_bytes  # at the first hit of every process, and CPython's _sha256 is a
+
+    class sha256:  # shared object to load (0.3 ms); hashlib's interface, for one buffer
+        __slots__ = ("_digest",)
+
+        def __init__(self, data=b""):
+            self._digest = _sha256_bytes(data)
+
+        def digest(self):
+            return self._digest
+
+        def hexdigest(self):
+            return self._digest.hex()
+except ImportError:  # tests that run the store without the extension
     try:
-        from _sha2 import sha256
+        from _sha256 import sha256
     except ImportError:
         from hashlib import sha256
 
@@ -104,7 +116,7 @@ class CacheWarning(RuntimeWarning):
 
 
 _warned = set()
-_warned_lock = threading.Lock()
+_warned_lock = _thread.allocate_lock()
 
 
 def _warn_once(message):
@@ -405,8 +417,8 @@ class Store:
         self.problems = list(problems)  # (folder, why it is not used)
         self._uid = uid
         self._log = log  # LORIKEET_CACHE_LOG's level
-        self._reason = threading.local()
-        self._mutex = threading.Lock()
+        self._reason = _thread._local()
+        self._mutex = _thread.allocate_lock()
         self._writes_off = None  # why writes are off, once a write failed
         self._stamp = None  # (time, size) of the last eviction pass, as read from .prune
         self._written = 0  # bytes this process wrote since
@@ -823,7 +835,7 @@ def _rmdir_quiet(path):
 
 _store = None
 _made = False
-_store_lock = threading.Lock()
+_store_lock = _thread.allocate_lock()
 
 
 def store():

@@ -36,15 +36,9 @@ import re
 import sys
 import time
 
-try:  # CPython's own SHA-256: hashlib would load OpenSSL, several ms at the first hit of a process
-    from _sha256 import sha256
-except ImportError:
-    try:
-        from _sha2 import sha256
-    except ImportError:
-        from hashlib import sha256
+from ._cache import sha256  # the extension's SHA-256: hashlib would load OpenSSL, several ms at a process's first hit
 
-FORMAT = 2  # 2: no file and first line in the preimage; meta holds the frame and the unplaced IR hash
+FORMAT = 2  # 2: no file and first line in the preimage; meta (a Python literal) holds the frame and the unplaced hash
 
 _toolchains = {}
 
@@ -271,7 +265,32 @@ class _Ticket:
                   f"{ms:.2f} ms", file=sys.stderr, flush=True)
 
 
-_MODULE = re.compile(r"lk[0-9a-f]{32}\Z")
+def _is_module(name):
+    """Whether name is a compilation's name: "lk" and 32 lowercase hex digits (no regex: compiling one costs a hit)."""
+    return isinstance(name, str) and len(name) == 34 and name.startswith("lk") and \
+        not name[2:].strip("0123456789abcdef")
+
+
+def encode_meta(meta):
+    """An entry's meta record: a dict of str, int, float, None and lists of them, as a Python literal (read back by
+    ast.literal_eval: the json module would cost a hit about 1.5 ms to import)."""
+    return repr(meta).encode("utf-8")
+
+
+def decode_meta(data):
+    """The dict of a meta record (a Python literal; JSON, as older writers wrote, read too), or None."""
+    import ast
+
+    try:
+        meta = ast.literal_eval(data.decode("utf-8"))
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
+        try:
+            import json
+
+            meta = json.loads(data.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+    return meta if isinstance(meta, dict) else None
 
 
 def _moved(saved, frame):
@@ -285,7 +304,7 @@ def _moved(saved, frame):
             if old is not new:
                 return None
             continue
-        if not (isinstance(old, list) and len(old) == 3 and isinstance(old[0], str) and
+        if not (isinstance(old, (list, tuple)) and len(old) == 3 and isinstance(old[0], str) and
                 isinstance(old[1], int) and isinstance(old[2], int)):
             return None
         if (old[0], old[1]) != (new[0], new[1]):
@@ -340,16 +359,13 @@ def _usable(t, records):
     """(code, the name it was compiled under, spans that moved) of an entry found for t, or None (t.reason: why)."""
     if records is None:
         return None
-    try:
-        import json
-
-        meta = json.loads(records["meta"].decode("utf-8"))
-        obj = records["obj"]
-        saved_as = meta.get("module")
-    except Exception:
+    meta = decode_meta(records.get("meta", b""))
+    obj = records.get("obj")
+    if meta is None or obj is None:
         t.reason = "no meta"
         return None
-    if meta.get("format") != FORMAT or not isinstance(saved_as, str) or not _MODULE.match(saved_as):
+    saved_as = meta.get("module")
+    if meta.get("format") != FORMAT or not _is_module(saved_as):
         t.reason = "no meta"
         return None
     if saved_as != t.module and (t.unplaced is None or meta.get("unplaced") != t.unplaced):
@@ -398,9 +414,7 @@ def done(t, saved, compile_ms):
     if saved is None:
         t.log(f"miss({t.reason}) skip(no code)")
         return
-    import json
-
     meta = {"format": FORMAT, "module": t.module, "unplaced": t.unplaced, "frame": t.frame, "function": t.name,
             "signature": t.signature, "compile_ms": round(compile_ms, 3), "generation": t.generation}
-    ok = t.store.save(t.digest, t.preimage, t.generation, {"obj": saved, "meta": json.dumps(meta).encode()})
+    ok = t.store.save(t.digest, t.preimage, t.generation, {"obj": saved, "meta": encode_meta(meta)})
     t.log(f"miss({t.reason}) {'write' if ok else 'write failed'}")

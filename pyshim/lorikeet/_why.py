@@ -6,8 +6,6 @@ saved for the same function, input by input: a toolchain line (the CPU, a featur
 an option, the signature, and for each function of the program its source, defaults and each free name. It only
 reads the cache; it never loads code.
 """
-import json
-
 from . import _key
 
 
@@ -91,9 +89,8 @@ def _entries_of(st, name):
     found = []
     for layer in st.layers:
         for _, _, _, gen, pre, meta in st.describe(layer):
-            try:
-                m = json.loads(meta.decode("utf-8")) if meta else {}
-            except ValueError:
+            m = _key.decode_meta(meta) if meta else {}
+            if m is None:
                 continue
             if m.get("function") == name:
                 found.append((pre, m, layer.root, gen))
