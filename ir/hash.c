@@ -121,6 +121,7 @@ typedef struct Enc {
     Sha256 sha;
     const IrFunc *open[MAX_FUNC_DEPTH]; /* the functions being written, outermost first */
     int nopen;
+    bool unplaced; /* ir_hash_func_unplaced: lines and files are left out */
 } Enc;
 
 static void put_int(Enc *e, int64_t v)
@@ -210,9 +211,11 @@ static void put_node(Enc *e, const IrNode *n)
     if (!n) { put_int(e, -1); return; }
     put_int(e, n->kind);
     put_type(e, n->type);
-    put_int(e, n->pos.line);
+    if (!e->unplaced) {
+        put_int(e, n->pos.line);
+        put_str(e, n->pos.file); /* code inlined from another file names that file in its errors */
+    }
     put_int(e, n->pos.col);
-    put_str(e, n->pos.file); /* code inlined from another file names that file in its errors */
     put_int(e, n->region ? n->region->nuses : -1);
     if (n->region)
         for (int i = 0; i < n->region->nuses; i++) put_var(e, n->region->uses[i]);
@@ -336,8 +339,10 @@ static void put_func(Enc *e, const IrFunc *f)
     e->open[e->nopen++] = f;
     put_int(e, 0);
     put_str(e, f->name);
-    put_str(e, f->file);
-    put_int(e, f->line);
+    if (!e->unplaced) {
+        put_str(e, f->file);
+        put_int(e, f->line);
+    }
     put_str(e, f->symbol);
     put_type(e, f->ret_type);
     put_int(e, f->nparams);
@@ -354,11 +359,21 @@ static void put_func(Enc *e, const IrFunc *f)
     e->nopen--;
 }
 
-void ir_hash_func(const IrFunc *f, unsigned char out[IR_HASH_BYTES])
+static void hash_func(const IrFunc *f, bool unplaced, unsigned char out[IR_HASH_BYTES])
 {
-    Enc e = {.nopen = 0};
+    Enc e = {.nopen = 0, .unplaced = unplaced};
     sha_init(&e.sha);
     put_str(&e, "lorikeet typed IR");
     put_func(&e, f);
     sha_final(&e.sha, out);
+}
+
+void ir_hash_func(const IrFunc *f, unsigned char out[IR_HASH_BYTES])
+{
+    hash_func(f, false, out);
+}
+
+void ir_hash_func_unplaced(const IrFunc *f, unsigned char out[IR_HASH_BYTES])
+{
+    hash_func(f, true, out);
 }

@@ -520,6 +520,10 @@ char *ir_print_func(const IrFunc *f); /* malloc'd; caller frees */
  * Equal hashes mean equal IR; the same function and argument types give the same hash in any process. */
 #define IR_HASH_BYTES 32
 void ir_hash_func(const IrFunc *f, unsigned char out[IR_HASH_BYTES]);
+/* The same hash without the lines and files of nodes and functions: equal for the same code placed elsewhere (an
+ * edit above it, a moved package), whose compiled error records differ only in the positions they name (the disk
+ * cache rebases those at load, pyshim/code_cache.c). */
+void ir_hash_func_unplaced(const IrFunc *f, unsigned char out[IR_HASH_BYTES]);
 void ir_sha256(const void *data, size_t n, unsigned char out[IR_HASH_BYTES]);
 void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_BYTES + 1]);
 

@@ -6,8 +6,9 @@
  * type and its printed IR, about 0.3 ms): a hit is the saved object loaded by the backend, with no LLVM
  * optimiser or code generator run; a miss compiles keeping the object, and lk_cache_done saves it only once the
  * code was loaded and its entry found. The saved code names its compilation (BeOptions.module, from the typed
- * IR's hash), and the backend refuses code of another: an entry whose key matched but whose IR would now differ
- * is a miss, never a stale call.
+ * IR's hash, positions included), and the backend refuses code of another name than asked: an entry whose key
+ * matched but whose IR would now differ, positions aside (ir_hash_func_unplaced), is a miss, never a stale call.
+ * An entry of the same code at other positions is loaded under its own name and its errors' positions rebased.
  *
  * Nothing here ever raises: a key or store that fails is a compile without the cache (LORIKEET_CACHE_LOG says
  * why). Every backend is cached: for gpu an entry holds the host code's object and the kernels' image together
@@ -73,6 +74,20 @@ PyObject *lk_key_extras(PyObject *self, PyObject *args)
     PyObject *r = PyUnicode_FromString(text);
     free(text);
     return r;
+}
+
+/* sha256(data) -> the SHA-256 of a bytes-like object, 32 bytes (ir/hash.c's): the cache's key and checksums, without
+ * importing CPython's _sha256 (a shared object to load: about 0.3 ms of a cache hit's first call) */
+PyObject *lk_sha256(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    unsigned char out[IR_HASH_BYTES];
+    Py_BEGIN_ALLOW_THREADS
+    ir_sha256(view.buf, (size_t)view.len, out);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, IR_HASH_BYTES);
 }
 
 /* ---- the compile path ---- */
@@ -163,26 +178,119 @@ static PyObject *signature_text(IrType **types, int nargs, bool device_args)
     return list;
 }
 
-BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeBackend *be, const BeOptions *bopts,
-                           PyObject **ticket)
+/* ---- positions: code compiled from the same source elsewhere ----
+ * The key holds the source of every function, not where it sits, so an entry may come from a process that had
+ * the function at other lines or in another file (an edit above it, a moved package). Its code is the same but
+ * for the positions its error records name (a file, as an index into its names, and a line), so these are
+ * rebased when an error is raised: each function of the entry's key has its old span of lines in its old file
+ * and its new place; a record inside a span (the innermost, for a nested function) moves with it. */
+struct LkPosMap {
+    int n;
+    struct LkPosSpan { int old_where, first, last, delta, new_where; } span[];
+};
+
+/* The map from fetch()'s spans [(old file, old first, old last, new file, new first)], indices into code's names
+ * (which gains the new files); NULL when nothing moves. */
+static LkPosMap *pos_map(PyObject *spans, BeCompiled *code)
+{
+    Py_ssize_t n = spans && PyList_Check(spans) ? PyList_GET_SIZE(spans) : 0;
+    if (n == 0) return NULL;
+    LkPosMap *map = PyMem_Calloc(1, sizeof *map + (size_t)n * sizeof map->span[0]);
+    if (!map) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *old_file, *new_file;
+        int first, last, new_first;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(spans, i), "siisi", &old_file, &first, &last, &new_file, &new_first))
+            break;
+        int old_where = -1;
+        for (int k = 0; k < code->names.n; k++)
+            if (strcmp(code->names.names[k], old_file) == 0) old_where = k;
+        if (old_where < 0) continue; /* no record of this code names that file */
+        int new_where = rt_names_index(&code->names, new_file);
+        if (new_where < 0) break;
+        map->span[map->n++] = (struct LkPosSpan){old_where, first, last, new_first - first, new_where};
+    }
+    return map;
+}
+
+void lk_cache_rebase(const LkPosMap *map, RtError *err)
+{
+    const struct LkPosSpan *best = NULL;
+    for (int i = 0; i < map->n; i++) {
+        const struct LkPosSpan *s = &map->span[i];
+        if (s->old_where == err->where && err->line >= s->first && err->line <= s->last &&
+            (!best || s->last - s->first < best->last - best->first))
+            best = s;
+    }
+    if (best) {
+        err->where = best->new_where;
+        err->line += best->delta;
+    }
+}
+
+/* LORIKEET_CACHE_VERIFY=1: a hit is compiled too, and the object made now compared with the one loaded, byte for
+ * byte (the symbols and positions being the same only when the entry was compiled under this compilation's name).
+ * A difference means the key missed something the code depends on; _key.verify_failed warns, once per function. */
+static bool verify_wanted(void)
+{
+    static int wanted = -1;
+    if (wanted < 0) {
+        const char *env = getenv("LORIKEET_CACHE_VERIFY");
+        wanted = env && *env && strcmp(env, "0") != 0;
+    }
+    return wanted;
+}
+
+static void verify_hit(PyObject *mod, PyObject *ticket, IrFunc *typed, const BeBackend *be, const BeOptions *bopts,
+                       PyObject *cached)
+{
+    LkDiag diag = {0};
+    BeOptions fresh = *bopts;
+    fresh.keep_object = true;
+    fresh.keep_ir_text = false;
+    BeCompiled *code = be->compile(typed, &fresh, &diag);
+    size_t size = 0;
+    void *bytes = code ? be->save(code, &size, &diag) : NULL;
+    if (code) {
+        free(code->ir_text);
+        free(code->object);
+        rt_names_free(&code->names);
+        free(code);
+    }
+    bool same = bytes && size == (size_t)PyBytes_GET_SIZE(cached) && memcmp(bytes, PyBytes_AS_STRING(cached), size) == 0;
+    free(bytes);
+    if (!same) {
+        PyObject *r = PyObject_CallMethod(mod, "verify_failed", "Os", ticket, bytes || !code ? "" : diag.message);
+        Py_XDECREF(r);
+    }
+}
+
+BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, IrFunc *typed, const BeBackend *be,
+                           const BeOptions *bopts, const char *unplaced, PyObject **ticket, LkPosMap **posmap)
 {
     *ticket = NULL;
+    *posmap = NULL;
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
     PyObject *mod = key_module();
     PyObject *sig = mod ? signature_text(types, nargs, bopts->device_args) : NULL;
-    PyObject *r = sig ? PyObject_CallMethod(mod, "fetch", "OOs", (PyObject *)d, sig, bopts->module) : NULL;
+    PyObject *r = sig ? PyObject_CallMethod(mod, "fetch", "OOss", (PyObject *)d, sig, bopts->module, unplaced) : NULL;
     Py_XDECREF(sig);
     BeCompiled *code = NULL;
-    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+    if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 4) {
         *ticket = PyTuple_GET_ITEM(r, 0);
         Py_INCREF(*ticket);
-        PyObject *obj = PyTuple_GET_ITEM(r, 1);
-        if (PyBytes_Check(obj)) {
+        PyObject *obj = PyTuple_GET_ITEM(r, 1), *saved_as = PyTuple_GET_ITEM(r, 2);
+        if (PyBytes_Check(obj) && PyUnicode_Check(saved_as)) {
             LkDiag diag = {0};
-            code = be->load(PyBytes_AS_STRING(obj), (size_t)PyBytes_GET_SIZE(obj), bopts, &diag);
+            BeOptions as = *bopts; /* the code's symbols carry the name it was compiled under */
+            as.module = PyUnicode_AsUTF8(saved_as);
+            code = as.module ? be->load(PyBytes_AS_STRING(obj), (size_t)PyBytes_GET_SIZE(obj), &as, &diag) : NULL;
+            if (code) *posmap = pos_map(PyTuple_GET_ITEM(r, 3), code);
             PyObject *done = PyObject_CallMethod(mod, "loaded", "Os", *ticket, code ? "" : diag.message);
             Py_XDECREF(done);
+            if (code && verify_wanted() && strcmp(as.module, bopts->module) == 0)
+                verify_hit(mod, *ticket, typed, be, bopts, obj);
             if (code) Py_CLEAR(*ticket); /* nothing to save */
         }
     }

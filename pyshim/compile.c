@@ -84,6 +84,7 @@ void lk_free_spec(LkSpec *s)
     free(s->llvm_ir);
     rt_names_free(&s->names);
     PyMem_Free(s->arg_types);
+    PyMem_Free(s->posmap);
     PyMem_Free(s);
 }
 
@@ -180,10 +181,17 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     if (!compilation_key(be, &bopts, ir_hash, module, &diag)) return compile_failed(arena, types, NULL, &diag);
     char *typed_text = ir_print_func(typed);
     PyObject *ticket = NULL; /* the disk cache's key for this compilation's code, when it is to be saved */
+    LkPosMap *posmap = NULL;
     BeCompiled *code = NULL;
     if (io->load) code = be->load(io->load, io->load_size, &bopts, &diag);
     else {
-        if (lk_cache_wanted(d, be, io)) code = lk_cache_fetch(d, types, (int)nargs, be, &bopts, &ticket);
+        if (lk_cache_wanted(d, be, io)) {
+            unsigned char unplaced[IR_HASH_BYTES];
+            char unplaced_hex[2 * IR_HASH_BYTES + 1];
+            ir_hash_func_unplaced(typed, unplaced);
+            ir_hash_hex(unplaced, unplaced_hex);
+            code = lk_cache_fetch(d, types, (int)nargs, typed, be, &bopts, unplaced_hex, &ticket, &posmap);
+        }
         if (!code) {
             bopts.keep_object = io->save || ticket;
             code = be->compile(typed, &bopts, &diag);
@@ -202,6 +210,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
         lk_diag_set(&diag, LK_ERR_INTERNAL, typed->file, typed->line, 0, "the %s backend changed the IR it compiled",
                     be->name);
         lk_cache_done(ticket, NULL, be);
+        PyMem_Free(posmap);
         free(code->ir_text);
         free(code->object);
         free(code);
@@ -221,6 +230,7 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     for (Py_ssize_t i = 0; i < nargs; i++) lk_key_arg(PyTuple_GET_ITEM(args, i), s->key, &s->keylen);
     s->entry = code->entry;
     s->names = code->names;
+    s->posmap = posmap;
     s->arg_types = types;
     s->nargs = (int)nargs;
     s->ret_type = typed->ret_type;

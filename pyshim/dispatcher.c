@@ -114,6 +114,7 @@ static PyObject *invoke(LkSpec *s, PyObject *args)
     Py_END_ALLOW_THREADS
     if (status != 0) {
         LkDiag diag;
+        if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err);
         rt_error_diag(&ctx.err, &s->names, &diag);
         lk_raise_diag(&diag);
     } else {
@@ -474,6 +475,7 @@ static PyMethodDef module_methods[] = {
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},
     {"build_id", lk_build_id, METH_NOARGS, "the linker's build id of this extension, in hex"},
     {"set_auto_costs", lk_set_auto_costs, METH_VARARGS, "the costs backend=\"auto\" predicts with"},
+    {"sha256", lk_sha256, METH_O, "sha256(data) -> the SHA-256 of a bytes-like object (32 bytes)"},
     {"key_extras", lk_key_extras, METH_VARARGS, "key_extras(backend, fastmath) -> the backend's inputs of a key"},
     {NULL},
 };

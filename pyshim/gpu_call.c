@@ -311,6 +311,7 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
     }
     if (status != 0) {
         LkDiag diag;
+        if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err); /* code cached from another place in the source */
         rt_error_diag(&ctx.err, &s->names, &diag);
         lk_raise_diag(&diag);
     } else if (s->writes_args && copy_back(ranges, nranges) < 0) {

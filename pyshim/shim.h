@@ -47,6 +47,8 @@ typedef struct LkSpec {
     bool device_data;  /* BeCompiled.device_data: arrays travel to the device and back (gpu_call.c) */
     bool writes_args;
     bool declared;     /* compiled for a declared signature (warm-up): any-layout arrays here also take C ones */
+    struct LkPosMap *posmap; /* code from the disk cache compiled elsewhere in the file system or the file: how its
+                              * error records' positions map to this process's (lk_cache_rebase), else NULL */
 } LkSpec;
 
 #define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
@@ -132,13 +134,20 @@ bool lk_cache_wanted(const LkDispatcher *d, const BeBackend *be, const LkCodeIo 
 /* The disk layer under NVRTC's memo (lorikeet._images) for a compilation of d: NULL when d has cache=False. */
 const RtImageStore *lk_cache_images(const LkDispatcher *d);
 extern const RtImageStore lk_image_store;
-/* The cached code of this compilation (bopts->module names it) loaded, or NULL: then *ticket, when set, is the
- * key to save the compiled code under (lk_cache_done). Never raises; keeps a pending exception. */
-BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, const BeBackend *be, const BeOptions *bopts,
-                           PyObject **ticket);
+/* The cached code of this compilation (bopts->module names it; unplaced: the hex ir_hash_func_unplaced of its IR)
+ * loaded, or NULL: then *ticket, when set, is the key to save the compiled code under (lk_cache_done). Code
+ * compiled from the same source at other lines or in another file is loaded under the name it was saved with, and
+ * *posmap (PyMem_Malloc'd, else NULL) rebases the positions its errors name. typed is compiled too on a hit
+ * with LORIKEET_CACHE_VERIFY=1, to compare. Never raises; keeps a pending exception. */
+typedef struct LkPosMap LkPosMap;
+BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, IrFunc *typed, const BeBackend *be,
+                           const BeOptions *bopts, const char *unplaced, PyObject **ticket, LkPosMap **posmap);
+/* An error record of code loaded with a posmap: its file and line made this process's (the record is changed) */
+void lk_cache_rebase(const LkPosMap *map, RtError *err);
 /* Saves code (compiled with keep_object, loaded and found; NULL: it failed) under ticket and drops the ticket. */
 void lk_cache_done(PyObject *ticket, const BeCompiled *code, const BeBackend *be);
 PyObject *lk_build_id(PyObject *self, PyObject *unused);
+PyObject *lk_sha256(PyObject *self, PyObject *arg);
 PyObject *lk_key_extras(PyObject *self, PyObject *args);
 
 /* errors.c */

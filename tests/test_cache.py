@@ -380,7 +380,7 @@ def test_the_preimage_holds_no_addresses_and_names_every_callee():
     text = _key.preimage(d, SIG).decode()
     assert " at 0x" not in text and hex(id(kernel)) not in text
     assert "env np module numpy" in text
-    assert f"file {__file__}" in text
+    assert __file__ not in text  # nor where the function sits (an edit above it, a moved package: still a hit)
 
     @lk.jit
     def outer(a, b):
@@ -446,3 +446,252 @@ def test_each_gpu_toolchain_input_changes_the_key():
     keys["base"] = digest(d)
     keys["cpu"] = digest(lk.jit(kernel, backend="cpu"))
     assert len(set(keys.values())) == len(keys)
+
+
+# ---- positions: the key holds the source, not where it sits ----
+
+PLACED = PRELUDE + """\
+import traceback
+
+def at(a, i):
+    b = a + 1.0
+    return b[i]                                       # the IndexError is raised here
+
+@lk.jit
+def pick(a, i):
+    return at(a, i) * 2.0
+
+def where(fn, *args):
+    \"\"\"(file, line) that the IndexError of fn(*args) names: CPython's innermost frame, lorikeet's message.\"\"\"
+    try:
+        fn(*args)
+    except IndexError as e:
+        if fn is pick:
+            line = [s for s in str(e).splitlines() if s.strip().startswith("File ")][0]
+            return [line.split('"')[1], int(line.rsplit(" ", 1)[1])]
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        return [frame.filename, frame.lineno]
+
+a = np.arange(5.0)
+print(json.dumps({"r": pick(a, 3), "ref": pick.py_func(a, 3), "where": where(pick, a, 9),
+                  "ref_where": where(pick.py_func, a, 9), "info": pick.cache_info()}))
+"""
+
+
+def test_code_moved_to_other_lines_and_folder_hits_and_names_its_new_place(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = write(tmp_path / "a", "placed.py", PLACED)
+    moved = write(tmp_path / "b", "placed.py", "\n".join(["# an edit above"] * 10) + "\n" + PLACED)
+    cache = tmp_path / "cache"
+    out = run(first, cache)
+    assert out["info"] == {"hits": 0, "misses": 1, "compiles": 1}
+    assert out["where"] == out["ref_where"] and out["where"][0] == first
+    again = run(moved, cache)
+    assert again["info"] == {"hits": 1, "misses": 0, "compiles": 0}, again["log"]
+    assert again["r"] == again["ref"]
+    # the error of the loaded code names the file and line where this process has the function
+    assert again["where"] == again["ref_where"] and again["where"] == [moved, out["where"][1] + 10]
+    assert len(entries(cache)) == 1
+
+
+# ---- a portable level's entry serves a CPU that has its features ----
+
+PORTABLE = PRELUDE + """\
+@lk.jit
+def hyp(a):
+    return np.sqrt(a * a + 1.0)                       # correctly rounded at any vector width
+
+@lk.jit
+def total(a):
+    return (a * 2.0).sum()                            # exact: small integers
+
+a = np.arange(1000.0)
+print(json.dumps({"r": [hyp(a).tolist(), total(a)], "ref": [np.sqrt(a * a + 1.0).tolist(), (a * 2.0).sum()],
+                  "info": [hyp.cache_info(), total.cache_info()]}))
+"""
+
+
+def test_an_image_compiled_for_a_portable_level_serves_this_cpu(tmp_path):
+    script = write(tmp_path, "portable.py", PORTABLE)
+    usable = _key.portable_levels(_key.toolchain("cpu", False))
+    if not usable:
+        pytest.skip("this machine runs no portable x86-64 level's code in place of its own (or is not x86-64)")
+    for level in ("x86-64-v2", "x86-64-v3", "x86-64-v4"):
+        image, home = tmp_path / f"image-{level}", tmp_path / f"home-{level}"
+        ok = level in usable or subprocess.run(
+            [sys.executable, "-c", "import lorikeet as lk; lk.jit(lambda x: x)(1.0)"],
+            env={**os.environ, "PYTHONPATH": PYSHIM, "LORIKEET_CPU": level, "LORIKEET_CACHE": "0"}).returncode == 0
+        if not ok:
+            continue  # this machine cannot compile for the level at all
+        built = run(script, image, {"LORIKEET_CPU": level})  # the image's build, on "another machine"
+        assert [i["compiles"] for i in built["info"]] == [1, 1]
+        os.chmod(image, 0o500)
+        try:
+            out = run(script, home, {"LORIKEET_CACHE_PATH": str(image)})
+        finally:
+            os.chmod(image, 0o700)
+        assert out["r"] == out["ref"] == built["r"]
+        if level in usable:
+            assert [i["compiles"] for i in out["info"]] == [0, 0], out["log"]
+            assert [line.split()[2] for line in out["log"]] == [f"hit({level})"] * 2
+            assert not entries(home)  # read from the image, nothing written
+        else:  # its vector math calls variants this process's JIT does not resolve: compiled here instead
+            assert [i["compiles"] for i in out["info"]] == [1, 1], out["log"]
+    # the exact CPU's entry, when there is one, comes first
+    home = tmp_path / "home"
+    run(script, home)
+    again = run(script, home, {"LORIKEET_CACHE_PATH": str(tmp_path / f"image-{usable[0]}")})
+    assert [line.split()[2] for line in again["log"]] == ["hit", "hit"]
+
+
+# ---- python -m lorikeet cache list / prune / why ----
+
+LISTED = PRELUDE + """\
+K = float(os.environ.get("LK_T_K", "2.0"))
+
+@lk.jit
+def f(a):
+    return (a * K).sum()
+
+sigs = os.environ.get("LK_T_SIGS", "float64,int64").split(",")
+r = [float(f(np.arange(10, dtype=s))) for s in sigs]
+print(json.dumps({"r": r, "ref": [float(f.py_func(np.arange(10, dtype=s))) for s in sigs], "info": f.cache_info()}))
+"""
+
+
+def cli(cache, *args, env=None, cwd=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("LORIKEET_")}
+    e.update({"PYTHONPATH": PYSHIM, "LORIKEET_CACHE_DIR": str(cache), "PYTHONDONTWRITEBYTECODE": "1"}, **(env or {}))
+    p = subprocess.run([sys.executable, "-m", "lorikeet", "cache", *args], env=e, cwd=cwd, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _stale_copies(cache, n):
+    """n copies of a real entry filed under generations of another lorikeet build or LLVM, newer than the rest."""
+    src = entries(cache)[0]
+    gen = os.path.basename(os.path.dirname(os.path.dirname(src)))
+    others = [gen.replace("-llvm", "-llvm0.0.1-x", 1)] + [gen.rsplit("+", 1)[0] + f"+{k:012x}" for k in range(1, n)]
+    made = []
+    for k, other in enumerate(others):
+        digest = f"{k:02x}" * 32
+        path = os.path.join(cache, "v1", other, digest[:2], digest + ".lkc")
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        shutil.copyfile(src, path)
+        made.append(path)
+    return made
+
+
+def test_cache_list_shows_each_entry(tmp_path):
+    script, cache = write(tmp_path, "listed.py", LISTED), tmp_path / "cache"
+    run(script, cache)
+    out = cli(cache, "list")
+    import re
+
+    rows = [re.fullmatch(r"(.*\)\))\s+(\w+)\s+([\d.]+ \w+)\s+(\S+ \S+)\s+(\S+)", line).groups()
+            for line in out.splitlines()[1:-1]]
+    assert sorted(r[0] for r in rows) == ["__main__.f(array(float64, 1d, C))", "__main__.f(array(int64, 1d, C))"]
+    sizes = sorted(os.path.getsize(p) for p in entries(cache))
+    assert sorted(float(r[2].split()[0]) for r in rows) == [round(n / 1024, 1) for n in sizes]
+    assert all(r[1] == "cpu" and r[3].startswith(time.strftime("%Y-%m-%d")) and r[4].startswith("cpu-")
+               for r in rows), out
+    assert out.splitlines()[-1].startswith("2 entries")
+
+
+def test_cache_prune_removes_other_builds_and_dead_writers_files(tmp_path):
+    script, cache = write(tmp_path, "listed.py", LISTED), tmp_path / "cache"
+    run(script, cache)
+    stale = _stale_copies(cache, 3)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    tmp = os.path.join(cache, "v1", "tmp")
+    orphan, live = (os.path.join(tmp, f"{'ab' * 8}.{pid}.0a0b0c.tmp") for pid in (dead.stdout.strip(), os.getpid()))
+    for path in (orphan, live):
+        with open(path, "wb") as f:
+            f.write(b"half an entry")
+        os.utime(path, (time.time() - 120, time.time() - 120))
+    assert "(stale)" in cli(cache, "list")
+    out = cli(cache, "prune")
+    assert "removed 3 entries" in out and "1 orphaned temporary file " in out, out
+    assert not any(os.path.exists(p) for p in stale) and not os.path.exists(orphan) and os.path.exists(live)
+    assert len(entries(cache)) == 2
+    assert run(script, cache)["info"] == {"hits": 2, "misses": 0, "compiles": 0}
+
+
+def test_eviction_takes_other_builds_entries_first(tmp_path):
+    script, cache = write(tmp_path, "listed.py", LISTED), tmp_path / "cache"
+    run(script, cache)
+    mine = entries(cache)
+    size = sum(os.path.getsize(p) for p in mine)
+    stale = _stale_copies(cache, 4)  # newer than ours: least-recently-used order alone would remove ours
+    os.unlink(os.path.join(cache, "v1", ".prune"))  # the next write runs an eviction pass
+    cap = int(size * 1.5 / 0.8) + 2048  # ours and one more entry fit in 80% of it, the stale ones do not
+    out = run(script, cache, {"LK_T_SIGS": "float32", "LORIKEET_CACHE_SIZE": str(cap)})
+    assert out["info"]["compiles"] == 1 and any("evict" in line for line in out["log"]), out["log"]
+    assert not any(os.path.exists(p) for p in stale)
+    assert all(os.path.exists(p) for p in mine) and len(entries(cache)) == 3
+
+
+def test_cache_why_names_the_input_that_differs(tmp_path):
+    script, cache = write(tmp_path, "listed.py", LISTED), tmp_path / "cache"
+    run(script, cache, {"LK_T_SIGS": "float64"})
+    out = cli(cache, "why", f"{script}:f", env={"LK_T_SIGS": "float64", "LK_T_K": "3.0"}, cwd=tmp_path)
+    assert "__main__.f(array(float64, 1d, C)) [cpu]: miss (absent)" in out, out
+    assert f"env K: const float {2.0.hex()} in the entry, const float {3.0.hex()} now" in out, out
+    assert "differs in 1 input:" in out
+    out = cli(cache, "why", f"{script}:f", env={"LK_T_SIGS": "float64", "LORIKEET_CPU": "x86-64"}, cwd=tmp_path)
+    assert "cpu: " in out and "x86-64 now" in out, out
+    assert len(entries(cache)) == 1  # why only reads
+    out = cli(cache, "why", f"{script}:f", env={"LK_T_SIGS": "float64"}, cwd=tmp_path)
+    assert "its last lookup hit" in out, out
+
+
+# ---- LORIKEET_CACHE_VERIFY=1: a hit is compiled too and compared ----
+
+VERIFIED = PRELUDE + """\
+import warnings
+
+@lk.jit
+def f(a, i):
+    return a[i] * 2.0
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    r = [f(np.arange(5.0), 3), f(np.arange(5.0, dtype=np.float32), 3), f(np.arange(5.0), 4)]
+print(json.dumps({"r": [float(x) for x in r], "ref": [f.py_func(np.arange(5.0), 3) * 1.0] * 2 + [8.0],
+                  "warnings": [f"{w.category.__name__}: {w.message}" for w in caught], "info": f.cache_info()}))
+"""
+
+
+def _plant_difference(path, old, new):
+    """Rewrites the entry at path with old replaced by new (same length) in its object: a valid entry whose code
+    is not what its key's compilation makes."""
+    from lorikeet import _cache
+
+    with open(path, "rb") as f:
+        records, why = _cache.decode(f.read(), None)
+    assert records is not None, why
+    preimage = records.pop("")
+    assert old in records["obj"] and len(old) == len(new)
+    records["obj"] = records["obj"].replace(old, new)
+    with open(path, "wb") as f:
+        f.write(_cache.encode(preimage, records))
+
+
+def test_verify_mode_finds_code_that_differs_from_its_entry(tmp_path):
+    script, cache = write(tmp_path, "verified.py", VERIFIED), tmp_path / "cache"
+    first = run(script, cache)
+    assert first["r"] == first["ref"] and first["info"]["compiles"] == 2
+    clean = run(script, cache, {"LORIKEET_CACHE_VERIFY": "1"})
+    assert clean["info"] == {"hits": 2, "misses": 0, "compiles": 0} and clean["warnings"] == []
+    for path in entries(cache):  # the file its errors would name, one letter changed: the code still runs
+        _plant_difference(path, b"verified.py", b"verifiex.py")
+    plain = run(script, cache)
+    assert plain["info"]["hits"] == 2 and plain["warnings"] == [] and plain["r"] == first["r"]
+    out = run(script, cache, {"LORIKEET_CACHE_VERIFY": "1"})
+    assert out["info"]["hits"] == 2 and out["r"] == first["r"]
+    assert len(out["warnings"]) == 1, out["warnings"]  # once per function, though both signatures differ
+    w = out["warnings"][0]
+    assert w.startswith("CacheVerifyWarning: ") and "__main__.f(array(float64, 1d, C), int)" in w, w
+    assert "differs from the cached one" in w

@@ -156,3 +156,44 @@ def test_pip_install_into_fresh_venv(tmp_path):
     where, ext = run([python, str(script)], elsewhere).split()
     assert where == os.path.realpath(src / "pyshim" / "lorikeet" / "__init__.py")
     assert os.path.dirname(ext) == str(os.path.realpath(src / "pyshim" / "lorikeet"))
+
+
+def _tree_copy(dest):
+    """The tree's files as git has them (tracked, and untracked ones not ignored) copied to dest: nothing built."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
+                           capture_output=True).stdout.decode().split("\0")
+    names = [n for n in files if n and os.path.isfile(os.path.join(REPO, n))]
+    for name in names:
+        os.makedirs(dest / os.path.dirname(name), exist_ok=True)
+        shutil.copy2(os.path.join(REPO, name), dest / name)
+    return names
+
+
+def test_the_source_archive_holds_what_the_build_needs(tmp_path):
+    import fnmatch
+    import tarfile
+
+    if not importlib.util.find_spec("setuptools"):
+        pytest.skip("setuptools is missing from this environment: run scripts/setup.sh")
+    src, dist = tmp_path / "src", tmp_path / "dist"
+    names = _tree_copy(src)
+    build = importlib.util.find_spec("build")
+    if build is not None and build.origin is not None:  # not the tree's build/ folder, a namespace package
+        run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(dist)], src)
+    else:
+        run([sys.executable, "setup.py", "-q", "sdist", "--formats=gztar", "--dist-dir", str(dist)], src)
+    (archive,) = dist.glob("lorikeet-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        held = {m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile() and "/" in m.name}
+    # the Makefile's SRC and HDR globs, over the tree's files
+    src_globs = ["pyshim/*.c", "frontend/*.c", "typespec/*.c", "ir/*.c", "backends/*.c", "backends/llvm/*.c",
+                 "backends/gpu/*.c", "runtime/*.c", "*/*.h", "backends/*/*.h"]
+    makefile = open(os.path.join(REPO, "Makefile")).read()
+    for pattern in src_globs:
+        assert f"$(wildcard {pattern})" in makefile, f"the Makefile no longer globs {pattern}: update this test"
+    sources = {n for n in names if any(fnmatch.fnmatch(n, p) and n.count("/") == p.count("/") for p in src_globs)}
+    assert len([n for n in sources if n.endswith(".c")]) > 50
+    needed = sources | {"Makefile", "setup.py", "pyproject.toml", "scripts/setup.sh", "scripts/check_layers.sh"} | \
+        {n for n in names if fnmatch.fnmatch(n, "pyshim/lorikeet/*.py")}
+    assert not needed - held, f"missing from {archive.name}: {sorted(needed - held)}"
+    assert not [n for n in held if n.endswith((".o", ".so", ".pyc"))]  # nothing built travels

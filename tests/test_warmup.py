@@ -95,7 +95,7 @@ def test_warmup_compiles_declared_and_matching_calls_compile_nothing():
 
 
 def test_positional_signature_with_scalar_argument():
-    @lk.jit("float64(float32[:, :], int64)")
+    @lk.jit("float32(float32[:, :], int64)")  # NEP 50: float32 times a Python int stays float32
     def total(a, n):
         return a.sum() * n
 
@@ -160,7 +160,7 @@ import lorikeet as lk
 def add(a, b):
     return a + b
 
-@lk.jit("float64(float32[:, :], int64)")
+@lk.jit("float32(float32[:, :], int64)")
 def total(a, n):
     return a.sum() * n
 
@@ -236,3 +236,41 @@ def test_cli_warmup_import_error_is_clear(tmp_path):
     assert "importing sigerr.py failed: ValueError: @jit of f: signature 'f8(f8[:)', position 7" in p.stderr
     p = run(["-m", "lorikeet", "warmup", "no_such_module_xyz"], tmp_path, tmp_path / "cache")
     assert p.returncode == 1 and "ModuleNotFoundError" in p.stderr
+
+
+def test_warmup_checks_a_declared_return_type():
+    @lk.jit(signatures=["float64(float32[:, :], int64)"])
+    def total(a, n):
+        return a.sum() * n  # float32: NEP 50 keeps float32 times a Python int float32
+
+    with pytest.raises(TypeError) as e:
+        total.warmup()
+    msg = str(e.value)
+    assert "total" in msg and "declares the return type float64" in msg and "infers float32" in msg, msg
+    a = np.ones((2, 2), np.float32)
+    assert type(total.py_func(a, 3)) is np.float32  # the reference: NumPy agrees with the inferred type
+
+    # what code returns that keeps the promise: a C-contiguous array is an any-layout one, not the reverse;
+    # tuples item by item; void for no value
+    @lk.jit(signatures=["f8[:](f8[:])"])
+    def doubled(a):
+        return a * 2.0
+
+    doubled.warmup()
+
+    @lk.jit(signatures=["f8[::1](f8[:, :])"])
+    def column(a):
+        return a[:, 0]
+
+    with pytest.raises(TypeError, match=r"declares the return type float64\[::1\], but lorikeet infers "
+                                        r"float64\[:\] \(array\(float64, 1d, A\)\)"):
+        column.warmup()
+
+    @lk.jit(signatures=["UniTuple(f8, 2)(f8[:])", "void(f8[:])"])
+    def stats(a):
+        return a.sum(), a.max()
+
+    with pytest.raises(TypeError, match=r"declares the return type none, but lorikeet infers Tuple\(float64, "
+                                        r"float64\)"):
+        stats.warmup()
+    assert stats(np.arange(3.0)) == (3.0, 2.0)  # the tuple signature compiled and serves calls

@@ -110,8 +110,11 @@ class Dispatcher(_lorikeet.Dispatcher):
     def _get_untyped(self):
         fdef, filename, line_offset, source = function_ast(self.py_func, with_source=True)
         env = resolve_env(self.py_func, fdef)
-        # what the disk cache's key says of this function (lorikeet/_key.py): the same text and resolution
-        self.__dict__["_key_material"] = (filename, line_offset, source, env)
+        # what the disk cache's key says of this function (lorikeet/_key.py): the same text and resolution, and
+        # the span of file lines its code's positions lie in (which the cache rebases when the code moved)
+        first = fdef.lineno + line_offset - 1
+        span = (first, (getattr(fdef, "end_lineno", None) or fdef.lineno) + line_offset - 1)
+        self.__dict__["_key_material"] = (filename, line_offset, source, env, span)
         return _lorikeet.lower(fdef, env, filename, line_offset)
 
     def _call_slow(self, *args, **kwargs):
@@ -189,9 +192,13 @@ class Dispatcher(_lorikeet.Dispatcher):
             self._warm_signature(sig)
 
     def _warm_signature(self, sig):
-        """Compiles one declared signature; CompileError and the like name it."""
+        """Compiles one declared signature; CompileError and the like name it, and a TypeError a declared return
+        type that is not what the code returns."""
         try:
-            self._compile(sig.examples(), False, True)
+            typed_ir = self._compile(sig.examples(), False, True)[0]
+            from ._signatures import check_return
+
+            check_return(sig, typed_ir, self.py_func.__qualname__)
         except Exception as e:
             try:
                 e.add_note(f"while compiling {self.py_func.__qualname__} for the declared signature {sig.text!r}")

@@ -37,6 +37,8 @@ def run_cache(args):
     from . import _cache
 
     st = _open_cache_store()
+    if args.action in ("list", "prune", "why"):
+        return {"list": cache_list, "prune": cache_prune, "why": cache_why}[args.action](st, args)
     if args.action == "clear":
         if st.writer is None:
             print("no writable cache folder: nothing cleared")
@@ -68,12 +70,100 @@ def run_cache(args):
     return 0
 
 
+def cache_list(st, args):
+    """One line per entry of every folder: function, signature, backend, size, last use, generation."""
+    import time
+
+    from . import _key
+
+    rows = []
+    for layer in st.layers:
+        for mtime, size, _, gen, _, meta in st.describe(layer):
+            m = (_key.decode_meta(meta) if meta else None) or {}
+            sig = m.get("signature")
+            sig = f"({', '.join(sig)})" if isinstance(sig, list) else "(?)"
+            stale = " (stale)" if _key.stale_generation(gen) else ""
+            rows.append((m.get("function", "?") + sig, gen.split("-")[0], human(size),
+                         time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime)), gen + stale, layer.root))
+    if not rows:
+        print("no entries")
+        return 0
+    rows.sort()
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    print(f"{'function (signature)':<{widths[0]}}  {'backend':<{widths[1]}}  {'size':>{widths[2]}}  "
+          f"{'last use':<{widths[3]}}  generation")
+    for r in rows:
+        print(f"{r[0]:<{widths[0]}}  {r[1]:<{max(widths[1], 7)}}  {r[2]:>{widths[2]}}  {r[3]:<{widths[3]}}  {r[4]}"
+              + (f"  [{r[5]}]" if len(st.layers) > 1 else ""))
+    print(f"{entries(len(rows))}; last use is the time of the last write, or of a hit a day or more after it")
+    return 0
+
+
+def cache_prune(st, args):
+    """Removes the entries of other lorikeet builds and LLVM versions, and temporary files of dead writers."""
+    from . import _key
+
+    if st.writer is None:
+        print("no writable cache folder: nothing pruned")
+        return 0
+    st.stale = _key.stale_generation
+    count, size, orphans = st.prune_stale()
+    print(f"removed {entries(count)} ({human(size)}) of other lorikeet builds or LLVM versions and {orphans} "
+          f"orphaned temporary file{'s' if orphans != 1 else ''} from {st.writer.root}")
+    return 0
+
+
+def cache_why(st, args):
+    """Runs TARGET's file as __main__ (or imports its module), so that its calls look their code up, with the
+    cache read but never written, and explains the last lookup of its function."""
+    import runpy
+
+    import lorikeet
+
+    from . import _cache, _key, _why
+
+    target = args.target or ""
+    where, _, func = target.rpartition(":")
+    if not where or not func:
+        print("lorikeet cache why: name a function as FILE.py:FUNC or MODULE:FUNC", file=sys.stderr)
+        return 2
+    live = _key._store()
+    if live is not None:
+        live._writes_off = "cache why only reads"  # the lookups it explains must stay misses
+    try:
+        if where.endswith(".py") or os.sep in where:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(where)))
+            scope = runpy.run_path(where, run_name="__main__")  # its functions' names as when run as a script
+        else:
+            scope = vars(_import_target(where))
+    except SystemExit:
+        scope = None
+    except Exception as e:
+        print(f"lorikeet cache why: running {where} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    d = scope.get(func.split(".")[0]) if scope is not None else None
+    for part in func.split(".")[1:]:
+        d = getattr(d, part, None)
+    if not isinstance(d, lorikeet.Dispatcher):
+        print(f"lorikeet cache why: {func} in {where} is not a jitted function", file=sys.stderr)
+        return 1
+    for line in _why.explain(d, live or st):
+        print(line)
+    return 0
+
+
 def add_cache(sub):
     p = sub.add_parser("cache", help="the on-disk cache of compiled code: its folders, size and entries",
                        description="Shows the cache folders (LORIKEET_CACHE_DIR, else ~/.cache/lorikeet; "
                                    "LORIKEET_CACHE_PATH for read-only ones), their size and entries per "
-                                   "generation; 'clear' removes lorikeet's entries from the writable folder.")
-    p.add_argument("action", nargs="?", choices=["show", "clear"], default="show")
+                                   "generation. 'list': every entry (function, signature, backend, size, last "
+                                   "use); 'prune': removes entries of other lorikeet builds or LLVM versions and "
+                                   "temporary files of writers that died; 'why FILE.py:FUNC' (or MODULE:FUNC): "
+                                   "runs the module and says why the function's last lookup missed, comparing "
+                                   "its key with the nearest entry's; 'clear' removes lorikeet's entries from "
+                                   "the writable folder.")
+    p.add_argument("action", nargs="?", choices=["show", "list", "prune", "why", "clear"], default="show")
+    p.add_argument("target", nargs="?", metavar="FILE.py:FUNC", help="for 'why': the function")
     p.set_defaults(run=run_cache)
 
 

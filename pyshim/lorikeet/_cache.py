@@ -24,6 +24,9 @@ The interface (the dispatcher codes against these names):
         What the calling thread's last load or save found: 'hit', 'absent', 'damaged: checksum', 'another key's
         entry', 'format version 2', 'a symbolic link', 'unsafe: ...', 'write', 'skip(...)': the reason the caller's
         log line gives.
+    Store.stale: None, or a predicate on generation names set by the caller: entries of generations it calls
+        stale go first when evicting, and Store.prune_stale() removes them all (with dead writers' temporary files).
+    Store.describe(layer) -> [(mtime, size, path, generation, preimage, meta bytes)]: listing, never loading.
 A malformed argument (a digest that is not 64 lowercase hex, or on save not the preimage's hash; a generation
 outside [A-Za-z0-9._+,=-]{1,160} or starting with '.'; a record kind outside [a-z0-9_]{1,16}; a record that is not
 bytes) raises ValueError or TypeError: that is a bug of the caller, not a state of the disk.
@@ -51,15 +54,27 @@ import re
 import stat
 import struct
 import sys
-import threading
 import time
+import _thread  # not threading: importing it costs about 0.7 ms, a quarter of a cache hit's budget
 import warnings
 
-try:  # CPython's own SHA-256 (3 us/KB here): hashlib (and secrets, through hmac) would load OpenSSL, ~3 ms at the
-    from _sha256 import sha256  # first hit of every process, the whole budget of a hit
-except ImportError:
+try:  # the extension's SHA-256 (ir/hash.c, 3 us/KB): hashlib (and secrets, through hmac) would load OpenSSL, ~3 ms
+    from ._lorikeet import sha256 as _sha256_bytes  # at the first hit of every process, and CPython's _sha256 is a
+
+    class sha256:  # shared object to load (0.3 ms); hashlib's interface, for one buffer
+        __slots__ = ("_digest",)
+
+        def __init__(self, data=b""):
+            self._digest = _sha256_bytes(data)
+
+        def digest(self):
+            return self._digest
+
+        def hexdigest(self):
+            return self._digest.hex()
+except ImportError:  # tests that run the store without the extension
     try:
-        from _sha2 import sha256
+        from _sha256 import sha256
     except ImportError:
         from hashlib import sha256
 
@@ -101,7 +116,7 @@ class CacheWarning(RuntimeWarning):
 
 
 _warned = set()
-_warned_lock = threading.Lock()
+_warned_lock = _thread.allocate_lock()
 
 
 def _warn_once(message):
@@ -333,7 +348,8 @@ def encode(preimage, records):
 
 def decode(data, preimage):
     """(records, None) for an entry of this preimage, else (None, (why, damaged)): damaged entries are deleted
-    from the writable folder, the others (another version, another key) are left for save() to replace."""
+    from the writable folder, the others (another version, another key) are left for save() to replace.
+    preimage None: any key's entry, its preimage returned as the record named '' (listing, never loading)."""
     if len(data) < _HEAD.size + _TRAILER:
         return None, ("damaged: shorter than a header", True)
     magic, version, plen = _HEAD.unpack_from(data)
@@ -349,9 +365,12 @@ def decode(data, preimage):
     # a checksum that holds says a lorikeet wrote this; the layout is still checked, as a writer may be buggy
     if pos > end:
         return None, ("damaged: layout", True)
-    if view[_HEAD.size:pos] != preimage:
+    if preimage is None:
+        records = {"": bytes(view[_HEAD.size:pos])}
+    elif view[_HEAD.size:pos] != preimage:
         return None, ("another key's entry", False)
-    records = {}
+    else:
+        records = {}
     while pos < end:
         n = data[pos]
         kind = bytes(view[pos + 1:pos + 1 + n]).decode("ascii", "replace")
@@ -398,11 +417,15 @@ class Store:
         self.problems = list(problems)  # (folder, why it is not used)
         self._uid = uid
         self._log = log  # LORIKEET_CACHE_LOG's level
-        self._reason = threading.local()
-        self._mutex = threading.Lock()
+        self._reason = _thread._local()
+        self._mutex = _thread.allocate_lock()
         self._writes_off = None  # why writes are off, once a write failed
         self._stamp = None  # (time, size) of the last eviction pass, as read from .prune
         self._written = 0  # bytes this process wrote since
+        # stale(generation) -> bool, set by the caller that names generations (lorikeet/_key.py): whether no
+        # process of this toolchain reads that generation (another lorikeet build, another LLVM). Eviction removes
+        # those entries first; prune_stale() removes them all. None: no generation is stale.
+        self.stale = None
 
     # ---- reading ----
 
@@ -627,7 +650,9 @@ class Store:
                         return None
             now = time.time()
             removed = self._remove_orphans(now)
-            entries = sorted(self.entries())
+            # another build's or LLVM's generations first (no process of this toolchain loads them), then by age
+            stale = self.stale or (lambda gen: False)
+            entries = sorted(self.entries(), key=lambda e: (not stale(e[3]), e[0]))
             total = sum(e[1] for e in entries)
             if total > cap:
                 target = int(cap * PRUNE_TO)
@@ -652,7 +677,9 @@ class Store:
         finally:
             os.close(fd)  # releases the lock
 
-    def _remove_orphans(self, now, age=None):
+    def _remove_orphans(self, now, age=None, dead_writers=False):
+        """Removes temporary files older than age (default TMP_AGE); dead_writers: also those older than a minute
+        whose writer (the pid in the name) is no longer running on this machine."""
         age = TMP_AGE if age is None else age
         removed = 0
         tmp = os.path.join(self.writer.base, "tmp")
@@ -663,7 +690,9 @@ class Store:
                         continue
                     try:
                         st = f.stat(follow_symlinks=False)
-                        if stat.S_ISREG(st.st_mode) and st.st_uid == self._uid and now - st.st_mtime >= age:
+                        old = now - st.st_mtime >= age or (dead_writers and now - st.st_mtime >= 60.0 and
+                                                           not _running(f.name))
+                        if stat.S_ISREG(st.st_mode) and st.st_uid == self._uid and old:
                             os.unlink(f.path)
                             removed += 1
                     except OSError:
@@ -701,6 +730,55 @@ class Store:
                     pass
         return found
 
+    def prune_stale(self):
+        """Removes from the writable folder every entry of a stale generation (see .stale) and the temporary files
+        of writers that died, then the folders left empty. Returns (entries, bytes, temporary files) removed."""
+        if self.writer is None:
+            return 0, 0, 0
+        count = size = 0
+        stale = self.stale or (lambda gen: False)
+        for _, n, path, gen in self.entries():
+            if not stale(gen):
+                continue
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            count += 1
+            size += n
+        orphans = self._remove_orphans(time.time(), dead_writers=True)
+        self._remove_empty_folders()
+        return count, size, orphans
+
+    def describe(self, layer):
+        """(mtime, size, path, generation, preimage, meta) of every entry of a folder whose checksum holds: meta is
+        the entry's 'meta' record as bytes (None if it has none). For listing and explaining; never for loading."""
+        found = []
+        for mtime, size, path, gen in self.entries(layer):
+            try:
+                fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                data = _read_all(fd, min(size, ENTRY_LIMIT))
+            except OSError:
+                data = None
+            finally:
+                os.close(fd)
+            records, _ = decode(data, None) if data else (None, None)
+            if records is not None:
+                pre = records.pop("", b"")
+                found.append((mtime, size, path, gen, pre, records.get("meta")))
+        return found
+
+    def _remove_empty_folders(self):
+        for gen in _subdirs(self.writer.base):
+            if gen.name == "tmp":
+                continue
+            for fan in _subdirs(gen.path):
+                _rmdir_quiet(fan.path)
+            _rmdir_quiet(gen.path)
+
     def clear(self):
         """Removes every entry of ours and every temporary file from the writable folder, then the folders
         that are left empty; never another file, never a read-only folder. Returns (entries, bytes) removed."""
@@ -715,12 +793,7 @@ class Store:
             count += 1
             size += n
         self._remove_orphans(time.time(), age=0.0)
-        for gen in _subdirs(self.writer.base):
-            if gen.name == "tmp":
-                continue
-            for fan in _subdirs(gen.path):
-                _rmdir_quiet(fan.path)
-            _rmdir_quiet(gen.path)
+        self._remove_empty_folders()
         return count, size
 
     # ---- log ----
@@ -729,6 +802,20 @@ class Store:
         ms = (time.perf_counter() - t0) * 1e3
         where = f" from {layer.root}" if layer is not None and layer is not self.writer else ""
         _log_line(f"{event} key={digest[:16]}{' ' + label if label else ''} {ms:.2f} ms{where}")
+
+
+def _running(tmp_name):
+    """Whether the writer of a temporary file (<digest16>.<pid>.<random>.tmp) may still be running."""
+    parts = tmp_name.split(".")
+    if len(parts) != 4 or not parts[1].isdigit():
+        return True
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _subdirs(path):
@@ -748,7 +835,7 @@ def _rmdir_quiet(path):
 
 _store = None
 _made = False
-_store_lock = threading.Lock()
+_store_lock = _thread.allocate_lock()
 
 
 def store():

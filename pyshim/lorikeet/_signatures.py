@@ -1,6 +1,6 @@
 """Declared signatures in Numba's notation, for warm-up (@lk.jit(signatures=[...]), f.warmup()).
 
-    "float64[:](float64[:], float64[:])"    a return type, then the arguments (the return type is not checked)
+    "float64[:](float64[:], float64[:])"    a return type, then the arguments (warm-up checks the return type)
     "f8[::1], f8[::1]"                       the arguments alone
     "void(float32[:, ::1], int64, UniTuple(f8, 2), readonly(f8[:]))"
 
@@ -251,3 +251,81 @@ def parse_all(sigs, where):
         except (TypeError, ValueError) as e:
             raise type(e)(f"{where}: {e}") from None
     return out
+
+
+# ---- the declared return type against the inferred one ----
+
+def _declared_form(t):
+    """A comparable form of a declared type: ('scalar', dtype), ('array', dtype, ndim, C-contiguous only),
+    ('tuple', items), ('none',)."""
+    if isinstance(t, str):  # void, none
+        return ("none",)
+    if isinstance(t, Scalar):
+        return ("scalar", t.dtype)
+    if isinstance(t, Array):
+        return ("array", t.dtype, t.ndim, t.contiguous)
+    return ("tuple", tuple(_declared_form(x) for x in t.items))
+
+
+def _inferred_form(text):
+    """The same form of a type as the typed IR prints it: 'float64', 'array(float64, 2d, A)', '(int64, bool)',
+    'none'. None for a form it does not know."""
+    text = text.strip()
+    if text == "none":
+        return ("none",)
+    if text.startswith("array(") and text.endswith(")"):
+        parts = [p.strip() for p in text[6:-1].split(",")]
+        if len(parts) >= 3 and parts[1].endswith("d") and parts[1][:-1].isdigit():
+            return ("array", parts[0], int(parts[1][:-1]), parts[2] == "C")
+        return None
+    if text.startswith("(") and text.endswith(")"):
+        items, depth, start = [], 0, 1
+        for i, c in enumerate(text[1:-1], 1):
+            depth += c == "("
+            depth -= c == ")"
+            if c == "," and depth == 0:
+                items.append(text[start:i])
+                start = i + 1
+        last = text[start:-1]
+        if last.strip():
+            items.append(last)
+        forms = tuple(_inferred_form(x) for x in items)
+        return None if None in forms else ("tuple", forms)
+    return ("scalar", {"int": "int64", "float": "float64"}.get(text, text))
+
+
+def _accepts(declared, inferred):
+    """Whether code returning inferred keeps the declared promise (a C-contiguous array is any-layout too)."""
+    if declared[0] != inferred[0]:
+        return False
+    if declared[0] == "array":
+        return declared[1:3] == inferred[1:3] and (not declared[3] or inferred[3])
+    if declared[0] == "tuple":
+        return len(declared[1]) == len(inferred[1]) and all(map(_accepts, declared[1], inferred[1]))
+    return declared == inferred
+
+
+def _notation(form):
+    """A form in the signature notation, as the user wrote or would write it."""
+    if form[0] == "none":
+        return "none"
+    if form[0] == "scalar":
+        return form[1]
+    if form[0] == "array":
+        return f"{form[1]}[{', '.join([':'] * (form[2] - 1) + ['::1' if form[3] else ':'])}]"
+    return f"Tuple({', '.join(_notation(x) for x in form[1])})"
+
+
+def check_return(sig, typed_ir, name):
+    """Raises TypeError when sig declares a return type that the compiled code (typed_ir, the printed typed IR:
+    its first line ends '-> <type>:') does not return."""
+    if sig.ret is None:
+        return
+    head = typed_ir.split("\n", 1)[0].rstrip()
+    inferred_text = head.rpartition("->")[2].rstrip(":").strip() if "->" in head else ""
+    inferred = _inferred_form(inferred_text)
+    declared = _declared_form(sig.ret)
+    if inferred is None or _accepts(declared, inferred):
+        return
+    raise TypeError(f"{name}: the signature {sig.text!r} declares the return type {_notation(declared)}, but "
+                    f"lorikeet infers {_notation(inferred)} ({inferred_text}) for the arguments {sig}")
