@@ -1,0 +1,113 @@
+"""Regressions for the wrong values and the crash that differential testing found (issue 12): each test runs the
+same function by CPython + NumPy and by lorikeet and compares, or checks the clear exception lorikeet gives where it
+does not build what NumPy does."""
+import functools
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+from helpers import J
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def add(x, y):
+    return x + y
+
+
+# ---- r00: lk.reduce with an array init, and wrong-kind arguments to every operator ----
+
+def reduce_rows_from(a, init):
+    return lk.reduce(add, a, init=init, axis=0)
+
+
+def test_reduce_scalar_init_along_axis_matches_python():
+    a = np.arange(6.0).reshape(2, 3)
+    expected = functools.reduce(add, list(a), 10.0)  # the rows combined from the init: column sums plus init
+    np.testing.assert_array_equal(J(reduce_rows_from)(a, 10.0), expected)
+    np.testing.assert_array_equal(lk.reduce(add, a, init=10.0, axis=0), expected)
+
+
+def test_reduce_array_init_is_a_clear_error_not_a_crash():
+    # NumPy's answer would be the column sums plus init; an array init is not built, so it is refused by name
+    with pytest.raises(lk.CompileError, match="init must be a scalar, not array"):
+        J(reduce_rows_from)(np.ones((2, 3)), np.zeros(3))
+    with pytest.raises(lk.CompileError, match=r"lk.reduce\(\): init must be a scalar"):
+        lk.reduce(add, np.ones((2, 3)), init=np.zeros(3), axis=0)
+
+
+def test_operator_rejects_non_callable_and_non_integer_axis():
+    with pytest.raises(TypeError, match="must be callable, not ndarray"):
+        lk.map(np.ones(3), np.ones(3))
+    with pytest.raises(TypeError, match="axis must be an integer or None, not ndarray"):
+        lk.reduce(add, np.ones((2, 2)), axis=np.ones(2))
+    with pytest.raises(TypeError, match="axis must be an integer or None, not float"):
+        lk.scan(add, np.ones((2, 2)), axis=1.5)
+    # an integer of NumPy's is an integer
+    np.testing.assert_array_equal(lk.reduce(add, np.ones((2, 3)), axis=np.int64(1)), np.ones((2, 3)).sum(axis=1))
+
+
+# Every operator called from plain Python with each argument replaced by a value of the wrong kind: arrays where
+# scalars are expected, wrong ndim, wrong or non-integer axis, non-callables, unsupported dtypes. Run in a child
+# process, so that a crash fails this test instead of ending the run; each call must return or raise one of the
+# exceptions lorikeet documents.
+_WRONG = ["None", "3", "-5", "2.5", "1j", "True", "'s'", "(2, 3)", "()", "(-1, 2)", "(2, 2.5)", "[1, 2]", "object()",
+          "np.zeros(0)", "np.ones(3)", "np.ones((2, 3))", "np.ones((2, 2, 2))", "np.ones((3, 0))", "np.ones(3, bool)",
+          "np.ones(3, complex)", "np.array(1.0)", "np.array(['a'])", "np.int64(2)", "np.ones((2, 3))[:, ::-1]",
+          "fns.f1", "fns.f2", "fns.f0", "fns.fa", "fns.ftup", "len"]
+_AXES = ["0", "1", "-1", "2", "-7", "1.5", "None", "np.ones(2)", "'a'", "(0, 1)", "True", "np.int64(0)", "2**70"]
+_CANON = {"map": ["fns.f1", "np.ones(3)"], "reduce": ["fns.f2", "np.ones((2, 3))"],
+          "scan": ["fns.f2", "np.ones((2, 3))"], "imap": ["fns.fi", "4"],
+          "ireduce": ["fns.fi", "fns.f2", "4", "0"], "outer_map": ["fns.f2", "np.ones(3)", "np.ones(2)"]}
+_FNS = """
+def f1(x): return x + 1
+def f2(x, y): return x + y
+def f0(): return 1
+def fa(x): return x
+def fi(i): return i * 2
+def ftup(x, y): return (x, y)
+"""
+_CHILD = """
+import sys, numpy as np, lorikeet as lk
+sys.path.insert(0, sys.argv[1])
+import fns
+bad = []
+for call in sys.argv[2:]:
+    try:
+        eval(call)
+    except (TypeError, ValueError, IndexError, OverflowError) as e:  # lk.CompileError is a TypeError
+        if not str(e):
+            bad.append(call + ': an exception without a message')
+    except Exception as e:
+        bad.append(call + ': ' + type(e).__name__ + ' ' + str(e))
+print('\\n'.join(bad))
+"""
+
+
+def _wrong_kind_calls():
+    calls = []
+    for op, base in _CANON.items():
+        for i in range(len(base)):
+            for w in _WRONG:
+                args = list(base)
+                args[i] = w
+                calls.append(f"lk.{op}({', '.join(args)})")
+        if op in ("map", "reduce", "scan"):
+            calls += [f"lk.{op}({', '.join(base)}, axis={ax})" for ax in _AXES]
+        if op in ("reduce", "scan"):
+            calls += [f"lk.{op}({', '.join(base)}, init={w}, axis={ax})" for w in _WRONG for ax in ("None", "0", "1")]
+    return calls
+
+
+def test_no_operator_argument_crashes_the_process(tmp_path):
+    (tmp_path / "fns.py").write_text(_FNS)
+    calls = _wrong_kind_calls()
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "pyshim"))
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path), *calls], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert r.returncode == 0, f"the process ended with {r.returncode}: {r.stderr[-2000:]}"
+    assert r.stdout.strip() == "", r.stdout
