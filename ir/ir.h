@@ -337,6 +337,11 @@ typedef enum {
      * order. out: (count,), count the mask's set elements, an IR_REDUCE (add of mask as int64) evaluated
      * before the alloc; the mask alone decides it, so it is right whenever the shape check passes. */
     IR_INTR_MASK_SELECT,
+    /* core_dim(k, k2): two int64 sizes, the summed (core) dimension of a matrix product's operands: a's last and
+     * b's first. NumPy's products do not broadcast it, so a size 1 against k raises where the map that multiplies
+     * would stretch it: ValueError (matmul's shape error naming k2 and k) when k != k2; else the value k. Typespec
+     * evaluates it before the product's map (see typespec/linalg.c). */
+    IR_INTR_CORE_DIM,
     IR_INTR_COUNT
 } IrIntrinsic;
 const char *ir_intrinsic_name(IrIntrinsic k); /* "transpose": how the IR prints it */

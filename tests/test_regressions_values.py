@@ -111,3 +111,75 @@ def test_no_operator_argument_crashes_the_process(tmp_path):
                        env=env, timeout=600)
     assert r.returncode == 0, f"the process ended with {r.returncode}: {r.stderr[-2000:]}"
     assert r.stdout.strip() == "", r.stdout
+
+
+# ---- r01: a matrix product's summed dimension is not broadcast ----
+
+def mm_at(a, b):
+    return a @ b
+
+
+def mm_dot(a, b):
+    return np.dot(a, b)
+
+
+def mm_matmul(a, b):
+    return np.matmul(a, b)
+
+
+def mm_of_expressions(a, b):
+    return (a + 1) @ (b * 2)
+
+
+def mm_in_branch(a, b, c):
+    return (a @ b).sum() if c else 0.0
+
+
+def mm_rows_dot(X, Y):
+    return np.array([[np.dot(row, col) for col in Y.T] for row in X])
+
+
+_MM_SHAPES = [((3,), (1,)), ((1,), (3,)), ((3,), (1, 2)), ((2, 3), (1,)), ((2, 3), (1, 2)), ((2, 1), (3, 2)),
+              ((0,), (1, 1)), ((1,), (1,)), ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)),
+              ((0,), (0,)), ((2, 0), (0, 3))]
+
+
+def same_as_numpy(f, *args):
+    """f run by lorikeet and by CPython + NumPy: the same value, or ValueError from both."""
+    try:
+        expected = f(*args)
+    except ValueError:
+        with pytest.raises(ValueError):
+            J(f)(*args)
+        return
+    got = J(f)(*args)
+    np.testing.assert_array_equal(got, expected)
+    assert np.asarray(got).dtype == np.asarray(expected).dtype
+
+
+@pytest.mark.parametrize("f", [mm_at, mm_dot, mm_matmul, mm_of_expressions], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.int64], ids=["float64", "int64"])
+@pytest.mark.parametrize("shapes", _MM_SHAPES, ids=str)
+def test_matmul_does_not_broadcast_the_summed_dimension(f, dtype, shapes):
+    a, b = (np.arange(1, np.prod(s) + 1, dtype=dtype).reshape(s) for s in shapes)
+    same_as_numpy(f, a, b)
+
+
+@pytest.mark.parametrize("shapes", _MM_SHAPES, ids=str)
+def test_matmul_in_a_branch_checks_only_when_taken(shapes):
+    a, b = (np.ones(s) for s in shapes)
+    same_as_numpy(mm_in_branch, a, b, True)
+    same_as_numpy(mm_in_branch, a, b, False)
+
+
+# (X with no rows is left out: NumPy's np.array([]) is 1-D, lorikeet's comprehension keeps both axes)
+@pytest.mark.parametrize("shapes", [((2, 1), (3, 2)), ((2, 3), (1, 2)), ((2, 3), (3, 2))], ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.int64], ids=["float64", "int64"])
+def test_dot_of_rows_in_a_comprehension(shapes, dtype):
+    X, Y = (np.arange(1, np.prod(s) + 1, dtype=dtype).reshape(s) for s in shapes)
+    same_as_numpy(mm_rows_dot, X, Y)
+
+
+def test_matmul_mismatch_message_is_numpys():
+    with pytest.raises(ValueError, match=r"core dimension 0.*\(size 1 is different from 3\)"):
+        J(mm_at)(np.ones(3), np.ones(1))

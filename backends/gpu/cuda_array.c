@@ -222,6 +222,17 @@ static const char *reshape(Cu *c, const IrNode *n)
     return r;
 }
 
+/* ir.h's core_dim: a matrix product's summed sizes must be equal (RT_ERR_SHAPE with dimension 0 is matmul's) */
+static const char *core_dim(Cu *c, const IrNode *n)
+{
+    const char *k = cu_expr(c, n->u.call.args[0]);
+    const char *kb = k ? cu_expr(c, n->u.call.args[1]) : NULL;
+    if (!kb) return NULL;
+    const char *r = cu_tmp(c, ir_type_scalar(IR_DT_INT64), "(i64)%s", k);
+    cu_raise(c, cu_fmt(c, "%s != (i64)%s", r, kb), RT_ERR_SHAPE, n->pos, r, kb, "0");
+    return r;
+}
+
 const char *cu_intrinsic(Cu *c, const IrNode *n)
 {
     switch (n->u.call.intrinsic) {
@@ -230,6 +241,7 @@ const char *cu_intrinsic(Cu *c, const IrNode *n)
     case IR_INTR_CONCATENATE: return cu_refuse(c, n, "concatenate (it makes a new array)");
     case IR_INTR_MATMUL: return cu_refuse(c, n, "a matrix product (it makes a new array)");
     case IR_INTR_MASK_SELECT: return cu_refuse(c, n, "a[mask] (it makes a new array)");
+    case IR_INTR_CORE_DIM: return core_dim(c, n);
     case IR_INTR_COUNT: break;
     }
     return cu_refuse(c, n, "this intrinsic");

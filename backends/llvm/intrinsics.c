@@ -11,6 +11,15 @@ static LLVMValueRef result_array(Cg *cg, const IrNode *n, LLVMValueRef *dims)
     return cg_new_array(cg, n->type->dtype, n->type->ndim, dims, n->pos);
 }
 
+/* the extra of RT_ERR_SHAPE with dimension 0 is matmul's: {a's size, b's size, 0} */
+static LLVMValueRef core_dim(Cg *cg, const IrNode *n)
+{
+    LLVMValueRef k = cg_expr(cg, n->u.call.args[0]), kb = cg_expr(cg, n->u.call.args[1]);
+    LLVMValueRef extra[3] = {k, kb, cg_i64(cg, 0)};
+    cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, k, kb, ""), RT_ERR_SHAPE, n->pos, extra, 3);
+    return k;
+}
+
 static LLVMValueRef matmul(Cg *cg, const IrNode *n)
 {
     LLVMValueRef a = cg_expr(cg, n->u.call.args[0]), b = cg_expr(cg, n->u.call.args[1]);
@@ -274,6 +283,7 @@ LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
     case IR_INTR_CONCATENATE: return concatenate(cg, n);
     case IR_INTR_MATMUL: return matmul(cg, n);
     case IR_INTR_MASK_SELECT: return mask_select(cg, n);
+    case IR_INTR_CORE_DIM: return core_dim(cg, n);
     case IR_INTR_COUNT: break;
     }
     lk_diag_set(cg->diag, LK_ERR_INTERNAL, cg->f->file, n->pos.line, n->pos.col, "a call of intrinsic %d",
