@@ -183,3 +183,30 @@ def test_dot_of_rows_in_a_comprehension(shapes, dtype):
 def test_matmul_mismatch_message_is_numpys():
     with pytest.raises(ValueError, match=r"core dimension 0.*\(size 1 is different from 3\)"):
         J(mm_at)(np.ones(3), np.ones(1))
+
+
+# ---- r09: unary minus of a typed integer constant wraps to its type ----
+
+def neg_uint8_const(a):
+    return a + (-np.uint8(10))
+
+
+def neg_int8_min_in_loop(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] + (-np.int8(-128))
+    return s
+
+
+def neg_consts_of_every_width():
+    return (-np.uint8(1), -np.uint16(3), -np.uint32(5), -np.uint64(7), -np.int8(-128), -np.int16(-32768),
+            -np.int32(-2147483648), -np.int8(5), -np.uint8(0))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_negated_small_int_constant_wraps():
+    a = np.zeros(2)
+    np.testing.assert_array_equal(J(neg_uint8_const)(a), neg_uint8_const(a))
+    assert J(neg_int8_min_in_loop)(a) == neg_int8_min_in_loop(a)
+    got, expected = J(neg_consts_of_every_width)(), neg_consts_of_every_width()
+    assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]

@@ -222,9 +222,16 @@ IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
     if (op == IR_UOP_INVERT && ir_dtype_is_float(t->dtype)) TS_ERR(ts, pos, "~ needs an integer, not %s", ts_type_name(t));
     if (op == IR_UOP_POS) return ts_cast(ts, x, t);
     if (op == IR_UOP_NEG && x->kind == IR_CONST && x->type == t) {
-        /* -1 is a constant (so NEP 50's range rule sees it), folded as the type would compute it */
+        /* -1 is a constant (so NEP 50's range rule sees it), folded as the type would compute it: wrapped to
+         * its width (-np.uint8(10) is 246, -np.int8(-128) is -128) */
         if (ir_dtype_is_float(t->dtype)) return ir_const_float(ts->a, pos, t, -x->u.konst.f);
-        return ir_const_int(ts->a, pos, t, (int64_t)(0 - (uint64_t)x->u.konst.i));
+        uint64_t neg = 0 - (uint64_t)x->u.konst.i;
+        int bits = 8 * ir_dtype_size(t->dtype);
+        if (bits < 64) {
+            neg &= (UINT64_C(1) << bits) - 1;
+            if (ir_dtype_is_signed(t->dtype) && neg >> (bits - 1)) neg |= ~UINT64_C(0) << bits;
+        }
+        return ir_const_int(ts->a, pos, t, (int64_t)neg);
     }
     IrNode *u = ir_node(ts->a, IR_UNOP, pos);
     u->type = op == IR_UOP_NOT ? ir_type_scalar(IR_DT_BOOL) : t;
