@@ -210,3 +210,34 @@ def test_negated_small_int_constant_wraps():
     assert J(neg_int8_min_in_loop)(a) == neg_int8_min_in_loop(a)
     got, expected = J(neg_consts_of_every_width)(), neg_consts_of_every_width()
     assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]
+
+
+# ---- r03: var and std with ddof >= n are nan or inf, as NumPy's ----
+
+def var_std_ddofs(a):
+    return a.var(ddof=0), a.var(ddof=1), a.var(ddof=2), a.var(ddof=3), a.std(ddof=1), a.std(ddof=2), a.std(ddof=5)
+
+
+def var_std_ddofs_axis(a):
+    return a.var(axis=0, ddof=1), a.var(axis=1, ddof=2), a.std(axis=0, ddof=2), a.std(axis=1, ddof=3)
+
+
+def assert_same_floats(got, expected):
+    for g, e in zip(got, expected, strict=True):
+        assert np.asarray(g).dtype == np.asarray(e).dtype, (g, e)
+        np.testing.assert_allclose(g, e, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64], ids=["float64", "float32", "int64"])
+def test_var_std_with_ddof_at_least_n(n, dtype):
+    a = np.arange(n, dtype=dtype) * 3 + 1
+    assert_same_floats(J(var_std_ddofs)(a), var_std_ddofs(a))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("shape", [(1, 2), (2, 1), (2, 3), (0, 3), (3, 0)], ids=str)
+def test_var_std_with_ddof_at_least_n_along_an_axis(shape):
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) ** 2
+    assert_same_floats(J(var_std_ddofs_axis)(a), var_std_ddofs_axis(a))

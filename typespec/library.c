@@ -230,7 +230,9 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         IrNode *in[2] = {x, m};
         IrNode *sq = ts_make_map(ts, pos, in, 2, elem_sqdiff, NULL);
         IrNode *ss = ts_make_reduce(ts, pos, IR_RED_ADD, sq, (int)axis, keepdims, acc);
-        IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof));
+        /* NumPy divides by max(n - ddof, 0): with ddof >= n the variance is nan (0 / 0) or inf, never negative */
+        IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_MAX, ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof)),
+                                      ts_i64(ts, pos, 0));
         IrNode *var = divide_by_count(ts, pos, ss, dof, acc);
         if (name[0] == 'v') return var;
         return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
