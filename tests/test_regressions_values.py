@@ -241,3 +241,35 @@ def test_var_std_with_ddof_at_least_n(n, dtype):
 def test_var_std_with_ddof_at_least_n_along_an_axis(shape):
     a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) ** 2
     assert_same_floats(J(var_std_ddofs_axis)(a), var_std_ddofs_axis(a))
+
+
+# ---- r07: argmax, argmin, var and std of a scalar ----
+
+def scalar_arg_and_var(x):
+    return (x.argmax(), x.argmin(), np.argmax(x), np.argmin(x), x.var(), x.std(), np.var(x), np.std(x),
+            x.var(ddof=1), x.std(ddof=2), x.var(ddof=-1))
+
+
+def argmax_of_elements(a):
+    return lk.map(lambda x: x.argmax(), a)
+
+
+_SCALARS = [np.float64(5.0), np.float64(-2.5), np.float32(2.0), np.float16(3.0), np.int8(3), np.uint64(7),
+            np.bool_(True), np.float64("nan"), np.float64("inf"), np.float32("-inf")]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("x", _SCALARS, ids=repr)
+def test_reductions_of_a_scalar(x):
+    got, expected = J(scalar_arg_and_var)(x), scalar_arg_and_var(x)
+    for g, e in zip(got, expected, strict=True):
+        assert np.asarray(g).dtype == np.asarray(e).dtype, (got, expected)
+        np.testing.assert_array_equal(g, e)
+
+
+def test_argmax_of_each_element_is_zero():
+    a = np.array([5.0, 7.0, -1.0])
+    expected = np.array([x.argmax() for x in a])
+    got = J(argmax_of_elements)(a)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
