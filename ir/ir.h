@@ -61,8 +61,8 @@
  *    (NumPy's minimum/maximum: maximum(-0.0, 0.0) is 0.0; float16 gives the first, see below); builtins min/max,
  *    which depend on argument order, reach the typed IR as an IR_IFEXP of a compare instead.
  *  - Float comparisons are IEEE (ordered, except != which is true for NaN). Integer operands of a compare have
- *    one type, NumPy's promotion of the two (typespec casts); a negative Python int against an unsigned value is
- *    still wrapped to the unsigned type today (issue 12; the table's row is a strict xfail).
+ *    one type, NumPy's promotion of the two (typespec casts), except that an integer compared with a Python int
+ *    compares their values, as NumPy 2 does (typespec compares in int64, or tests the sign first against uint64).
  *  - Division `/` is IEEE (x / 0.0 is inf or nan); math functions are C's (IrMathFn), accurate to a few ulp.
  *  - float16 (IR_DT_FLOAT16: IEEE binary16, 2 bytes in memory) is computed as NumPy's float16 loops do: an
  *    operation on float16 operands (IR_BINOP, IR_UNOP, IR_MATH, IR_COMPARE) widens them exactly to float32,

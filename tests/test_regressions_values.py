@@ -273,3 +273,43 @@ def test_argmax_of_each_element_is_zero():
     got = J(argmax_of_elements)(a)
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
+
+
+# ---- r14: an integer compared with a Python int compares their values (NumPy 2) ----
+
+def compare_all(x, k):
+    return x < k, x <= k, x > k, x >= k, x == k, x != k, k < x, k >= x, k == x
+
+
+def compare_literals(x):
+    return (x > -6, x >= -1, x < -1, x == -300, x != -300, -6 < x, 1000 > x, x <= 1000, x == 2**40,
+            x > -2**63, x < 2**63 - 1)
+
+
+def compare_array_elements(a, k):
+    return (a > k).all(), (a < k).any(), a.min() >= k, a[0] != k, (a >= -6).all(), (k <= a).all()
+
+
+_INT_TYPES = [np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32, np.int64]
+
+
+@pytest.mark.parametrize("dtype", _INT_TYPES, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("k", [-6, -1, 0, 3, 255, 256, 1000, -129, 2**32, -2**63, 2**63 - 1])
+def test_integer_against_python_int_compares_values(dtype, k):
+    for v in (0, 3, np.iinfo(dtype).max, np.iinfo(dtype).min):
+        x = dtype(v)
+        assert J(compare_all)(x, k) == compare_all(x, k), (x, k)
+
+
+@pytest.mark.parametrize("dtype", _INT_TYPES, ids=lambda t: t.__name__)
+def test_integer_against_python_int_literal_compiles_and_compares_values(dtype):
+    for v in (0, 3, np.iinfo(dtype).max, np.iinfo(dtype).min):
+        x = dtype(v)
+        assert J(compare_literals)(x) == compare_literals(x), x
+
+
+@pytest.mark.parametrize("dtype", _INT_TYPES, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("k", [-6, 2, 300])
+def test_integer_array_against_python_int(dtype, k):
+    a = np.array([3, 5], dtype)
+    assert J(compare_array_elements)(a, k) == compare_array_elements(a, k)
