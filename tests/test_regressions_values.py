@@ -313,3 +313,49 @@ def test_integer_against_python_int_literal_compiles_and_compares_values(dtype):
 def test_integer_array_against_python_int(dtype, k):
     a = np.array([3, 5], dtype)
     assert J(compare_array_elements)(a, k) == compare_array_elements(a, k)
+
+
+# ---- r15: reshape of a strided 1-D array is a view, as in NumPy ----
+
+def write_through_reshape(a):
+    v = a.reshape(-1)
+    v[1] = 3
+    return a
+
+
+def write_through_reshape_2d(a):
+    v = a.reshape(2, -1)
+    v[1, 0] = 7
+    v[0] += 1
+    return a
+
+
+def write_through_ravel(a):
+    v = np.ravel(a)
+    v[-1] = -5
+    return a
+
+
+def reshape_reads_later_writes(a):
+    v = np.reshape(a, (len(a), 1))
+    a[0] = 42
+    return v[0, 0] + v[-1, 0]
+
+
+@pytest.mark.parametrize("f", [write_through_reshape, write_through_reshape_2d, write_through_ravel,
+                               reshape_reads_later_writes], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("view", ["[::2]", "[::-2]", "[1::3]", "[:]", "[::-1]"])
+def test_reshape_of_strided_1d_array_is_a_view(f, view):
+    got_in, expected_in = (eval("np.arange(12)" + view) for _ in range(2))
+    got, expected = J(f)(got_in), f(expected_in)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got_in, expected_in)  # the writes reached the caller's array, or did not, alike
+
+
+def test_reshape_of_strided_1d_array_shares_memory():
+    a = np.arange(12.0)[::3]
+    assert np.shares_memory(J(reshape_view)(a), a) and np.shares_memory(reshape_view(a), a)
+
+
+def reshape_view(a):
+    return a.reshape(2, 2)

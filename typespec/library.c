@@ -603,7 +603,7 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
         }
         return ts_reshape(ts, pos, recv, shape);
     }
-    if (!strcmp(name, "ravel")) return ts_reshape(ts, pos, recv, ts_i64(ts, pos, -1));
+    if (!strcmp(name, "ravel")) return ts_ravel(ts, pos, recv);
     if (!strcmp(name, "flatten")) return ts_reshape(ts, pos, ts_copy_array(ts, pos, recv), ts_i64(ts, pos, -1));
     if (!strcmp(name, "clip") || !strcmp(name, "round")) {
         bool handled;

@@ -185,7 +185,8 @@ static const char *transpose(Cu *c, const IrNode *n)
     return r;
 }
 
-/* reshape(x, d...): a view of C-contiguous x; one d may be -1; ValueError when the sizes differ. */
+/* reshape(x, d...): a view of C-contiguous x, or of a 1-D x of any stride; one d may be -1; ValueError when the
+ * sizes differ. */
 static const char *reshape(Cu *c, const IrNode *n)
 {
     const IrType *xt = n->u.call.args[0]->type, *i64 = ir_type_scalar(IR_DT_INT64);
@@ -217,7 +218,8 @@ static const char *reshape(Cu *c, const IrNode *n)
     const char *r = cu_new_tmp(c);
     cu_line(c, "%s %s;", cu_type(c, n->type), r);
     cu_line(c, "%s.data = %s.data; %s.base = %s.base;", r, x, r, x);
-    const char *stride = cu_tmp(c, i64, "(i64)%d", ir_dtype_size(n->type->dtype));
+    /* the element step: x's own for a 1-D x of any stride (its itemsize when x is C-contiguous) */
+    const char *stride = xt->ndim == 1 ? cu_tmp(c, i64, "%s.strides[0]", x) : cu_tmp(c, i64, "(i64)%d", ir_dtype_size(n->type->dtype));
     for (int d = nd - 1; d >= 0; d--) cu_line(c, "%s.shape[%d] = %s; %s.strides[%d] = %s; %s *= %s;", r, d, dims[d], r, d, stride, stride, dims[d]);
     return r;
 }

@@ -81,7 +81,8 @@ static LLVMValueRef reshape(Cg *cg, const IrNode *n)
     agg = LLVMBuildInsertValue(cg->b, agg, cg_array_data(cg, x), 0, "");
     agg = LLVMBuildInsertValue(cg->b, agg, LLVMBuildExtractValue(cg->b, x, 1, ""), 1, "");
     LLVMValueRef dv = LLVMGetUndef(LLVMArrayType(cg->i64, (unsigned)nd)), sv = dv;
-    LLVMValueRef stride = cg_i64(cg, ir_dtype_size(n->type->dtype));
+    /* the element step: x's own for a 1-D x of any stride (its itemsize when x is C-contiguous) */
+    LLVMValueRef stride = xt->ndim == 1 ? cg_array_stride(cg, x, 0) : cg_i64(cg, ir_dtype_size(n->type->dtype));
     for (int d = nd - 1; d >= 0; d--) {
         dv = LLVMBuildInsertValue(cg->b, dv, dims[d], (unsigned)d, "");
         sv = LLVMBuildInsertValue(cg->b, sv, stride, (unsigned)d, "");
