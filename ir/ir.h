@@ -316,8 +316,8 @@ typedef enum {
      * strides reversed); the type is a view of x's with layout any. Never raises. */
     IR_INTR_TRANSPOSE,
     /* reshape(x, d0, ..., dn-1): x a C-contiguous array or a 1-D array of any stride, then n >= 1 int64 scalars
-     * (n is the result's ndim). One d may be -1: it stands for the size that makes the element counts equal (0
-     * when another d is 0). A view of x's data with shape (d0, ...) and C strides, in units of x's element step
+     * (n is the result's ndim). One d may be -1: it stands for the size that makes the element counts equal (a
+     * -1 beside a d of 0 is a ValueError, as in NumPy). A view of x's data with shape (d0, ...) and C strides, in units of x's element step
      * for a 1-D x (so a strided x gives a strided view, as NumPy's reshape does; the type's layout is x's). ValueError (the sizes differ) when a d is below -1,
      * more than one d is -1, or the shape's product is not x's size. */
     IR_INTR_RESHAPE,

@@ -359,3 +359,16 @@ def test_reshape_of_strided_1d_array_shares_memory():
 
 def reshape_view(a):
     return a.reshape(2, 2)
+
+
+# ---- r13: the smaller cases ----
+
+def reshape_shape(a, shape):
+    return a.reshape(shape).shape
+
+
+@pytest.mark.parametrize("size,shape", [(0, (0, -1)), (0, (-1, 0)), (0, (-1,)), (0, (2, -1)), (0, (0, 3)),
+                                        (6, (2, -1)), (6, (-1, 0)), (0, (3, 0, -1))], ids=str)
+def test_reshape_minus_one_beside_zero_is_a_value_error(size, shape):
+    same_as_numpy(reshape_shape, np.ones(size), shape)
+

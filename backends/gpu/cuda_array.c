@@ -185,8 +185,8 @@ static const char *transpose(Cu *c, const IrNode *n)
     return r;
 }
 
-/* reshape(x, d...): a view of C-contiguous x, or of a 1-D x of any stride; one d may be -1; ValueError when the
- * sizes differ. */
+/* reshape(x, d...): a view of C-contiguous x, or of a 1-D x of any stride; one d may be -1 (not beside a 0);
+ * ValueError when the sizes differ. */
 static const char *reshape(Cu *c, const IrNode *n)
 {
     const IrType *xt = n->u.call.args[0]->type, *i64 = ir_type_scalar(IR_DT_INT64);
@@ -213,7 +213,7 @@ static const char *reshape(Cu *c, const IrNode *n)
         dims[d] = cu_tmp(c, i64, "(%s == -1 ? %s : %s)", dims[d], inferred, dims[d]);
         cu_line(c, "%s *= %s;", prod, dims[d]);
     }
-    cu_raise(c, cu_fmt(c, "%s || %s > 1 || %s != %s", bad, nneg, prod, total), RT_ERR_VALUE, n->pos,
+    cu_raise(c, cu_fmt(c, "%s || %s > 1 || (%s == 0 && %s) || %s != %s", bad, nneg, known, nneg, prod, total), RT_ERR_VALUE, n->pos,
              cu_fmt(c, "%d", RT_VAL_RESHAPE), NULL, NULL);
     const char *r = cu_new_tmp(c);
     cu_line(c, "%s %s;", cu_type(c, n->type), r);

@@ -74,6 +74,8 @@ static LLVMValueRef reshape(Cg *cg, const IrNode *n)
         prod = LLVMBuildMul(cg->b, prod, dims[d], "");
     }
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntUGT, nneg, cg_i64(cg, 1), ""), "");
+    /* a -1 beside a 0 stands for no size in particular: NumPy refuses it */
+    bad = LLVMBuildOr(cg->b, bad, LLVMBuildAnd(cg->b, known_zero, LLVMBuildICmp(cg->b, LLVMIntNE, nneg, cg_i64(cg, 0), ""), ""), "");
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, prod, total, ""), "");
     LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_RESHAPE)};
     cg_raise_if(cg, bad, RT_ERR_VALUE, n->pos, extra, 1);
