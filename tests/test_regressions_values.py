@@ -405,3 +405,21 @@ def test_round_and_rint_of_scalars():
     got, expected = J(rounding_scalars)(np.True_, np.int16(7), np.int8(15)), rounding_scalars(np.True_, np.int16(7), np.int8(15))
     for g, e in zip(got, expected, strict=True):
         assert type(g) is type(e) and g == e, (got, expected)
+
+
+def shifts(a, b):
+    return a >> b, a << b
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint8, np.uint64], ids=lambda t: t.__name__)
+def test_shift_by_a_negative_or_large_count_is_numpys(dtype):
+    signed = np.dtype(dtype).kind == "i"
+    for a in ([-5, 5, -1, 0] if signed else [5, 0, 255]):
+        for b in ([-1, -64, 64, 100, 3] if signed else [200, 64, 3]):
+            x, k = dtype(a), dtype(b)
+            with np.errstate(all="ignore"):
+                assert J(shifts)(x, k) == shifts(x, k), (x, k)
+    arr = np.array([-5, 5, 0] if signed else [5, 250, 0], dtype)
+    k = dtype(-1) if signed else dtype(200)
+    for g, e in zip(J(shifts)(arr, k), shifts(arr, k)):
+        np.testing.assert_array_equal(g, e)
