@@ -423,3 +423,31 @@ def test_shift_by_a_negative_or_large_count_is_numpys(dtype):
     k = dtype(-1) if signed else dtype(200)
     for g, e in zip(J(shifts)(arr, k), shifts(arr, k)):
         np.testing.assert_array_equal(g, e)
+
+
+def mod_in_place(a, b):
+    a %= b
+    return a
+
+
+def floordiv_in_place(a, b):
+    a //= b
+    return a
+
+
+@pytest.mark.parametrize("f", [mod_in_place, floordiv_in_place], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.int64, np.uint8, np.int8], ids=lambda t: t.__name__)
+def test_integer_division_in_place_raises_before_writing(f, dtype):
+    # lorikeet raises ZeroDivisionError for an integer divisor of 0 (NumPy gives 0 with a warning: the user
+    # guide says so); when it raises, nothing was written, as when NumPy raises
+    a = np.array([5, 6, 7, 9], dtype)
+    with pytest.raises(ZeroDivisionError):
+        J(f)(a, np.array([2, 3, 0, 2], dtype))
+    np.testing.assert_array_equal(a, np.array([5, 6, 7, 9], dtype))
+    got_in, expected_in = np.array([5, 6, 7, 9], dtype), np.array([5, 6, 7, 9], dtype)
+    b = np.array([2, 3, 4, 2], dtype)
+    np.testing.assert_array_equal(J(f)(got_in, b), f(expected_in, b))
+    np.testing.assert_array_equal(got_in, expected_in)
+    got_f, expected_f = np.array([5.0, 6.0]), np.array([5.0, 6.0])  # float division: no check, NumPy's inf/nan
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(J(f)(got_f, np.array([0, 2], dtype)), f(expected_f, np.array([0, 2], dtype)))
