@@ -61,8 +61,8 @@
  *    (NumPy's minimum/maximum: maximum(-0.0, 0.0) is 0.0; float16 gives the first, see below); builtins min/max,
  *    which depend on argument order, reach the typed IR as an IR_IFEXP of a compare instead.
  *  - Float comparisons are IEEE (ordered, except != which is true for NaN). Integer operands of a compare have
- *    one type, NumPy's promotion of the two (typespec casts); a negative Python int against an unsigned value is
- *    still wrapped to the unsigned type today (issue 12; the table's row is a strict xfail).
+ *    one type, NumPy's promotion of the two (typespec casts), except that an integer compared with a Python int
+ *    compares their values, as NumPy 2 does (typespec compares in int64, or tests the sign first against uint64).
  *  - Division `/` is IEEE (x / 0.0 is inf or nan); math functions are C's (IrMathFn), accurate to a few ulp.
  *  - float16 (IR_DT_FLOAT16: IEEE binary16, 2 bytes in memory) is computed as NumPy's float16 loops do: an
  *    operation on float16 operands (IR_BINOP, IR_UNOP, IR_MATH, IR_COMPARE) widens them exactly to float32,
@@ -315,9 +315,10 @@ typedef enum {
     /* transpose(x): x an array of ndim >= 2. A view of x's data (no copy) with the axes reversed (shape and
      * strides reversed); the type is a view of x's with layout any. Never raises. */
     IR_INTR_TRANSPOSE,
-    /* reshape(x, d0, ..., dn-1): x a C-contiguous array, then n >= 1 int64 scalars (n is the result's ndim).
-     * One d may be -1: it stands for the size that makes the element counts equal (0 when another d is 0). A
-     * view of x's data with shape (d0, ...) and C strides. ValueError (the sizes differ) when a d is below -1,
+    /* reshape(x, d0, ..., dn-1): x a C-contiguous array or a 1-D array of any stride, then n >= 1 int64 scalars
+     * (n is the result's ndim). One d may be -1: it stands for the size that makes the element counts equal (a
+     * -1 beside a d of 0 is a ValueError, as in NumPy). A view of x's data with shape (d0, ...) and C strides, in units of x's element step
+     * for a 1-D x (so a strided x gives a strided view, as NumPy's reshape does; the type's layout is x's). ValueError (the sizes differ) when a d is below -1,
      * more than one d is -1, or the shape's product is not x's size. */
     IR_INTR_RESHAPE,
     /* concatenate(p0, ..., pk-1, axis): k >= 1 arrays of the result's dtype and ndim, then axis, an IR_CONST
@@ -337,6 +338,11 @@ typedef enum {
      * order. out: (count,), count the mask's set elements, an IR_REDUCE (add of mask as int64) evaluated
      * before the alloc; the mask alone decides it, so it is right whenever the shape check passes. */
     IR_INTR_MASK_SELECT,
+    /* core_dim(k, k2): two int64 sizes, the summed (core) dimension of a matrix product's operands: a's last and
+     * b's first. NumPy's products do not broadcast it, so a size 1 against k raises where the map that multiplies
+     * would stretch it: ValueError (matmul's shape error naming k2 and k) when k != k2; else the value k. Typespec
+     * evaluates it before the product's map (see typespec/linalg.c). */
+    IR_INTR_CORE_DIM,
     IR_INTR_COUNT
 } IrIntrinsic;
 const char *ir_intrinsic_name(IrIntrinsic k); /* "transpose": how the IR prints it */

@@ -3,7 +3,7 @@
  *     np.array([[np.dot(row, col) for col in Y.T] for row in X])      (Parakeet's matmult)
  *     lk.imap(lambda i, j: (A[i] * B[j]).sum(), (n, m))
  *
- * reaches typespec as imap(i, j: reduce[add](map(*, A[i], B[j]))). That is A @ B.T, and is replaced by the
+ * reaches typespec as imap(i, j: reduce[add](map(*, A[i], B[j][:core_dim(..)]))). That is A @ B.T, and is replaced by the
  * matmul intrinsic, so it runs on the blocked GEMM kernel instead of n*m dot products over strided columns.
  * Only float arrays, and only when A and B do not depend on i or j.
  *
@@ -11,7 +11,7 @@
  * m == B.shape[0]. Otherwise the imap computes a corner of the product, or raises IndexError past A's or B's
  * rows, and so must the rewritten code. The product is therefore taken under that test, at run time:
  *
- *     matmul(A, transpose(B)) if n == A.shape[0] & m == B.shape[0] else imap(...)
+ *     matmul(A, transpose(B)) if n == A.shape[0] & m == B.shape[0] & A.shape[1] == B.shape[1] else imap(...)
  *
  * which evaluates A, B, n and m twice: they must be variables or constants (typespec puts the dims and most
  * operands in variables). */
@@ -43,9 +43,22 @@ static bool uses_var(IrNode *n, const IrVar *v)
     return u.found;
 }
 
+/* v[:core_dim(k, k2)], typespec's check that a dot product's sizes agree (typespec/linalg.c): v. The matmul
+ * intrinsic that replaces the product checks the same sizes itself. */
+static IrNode *unchecked(IrNode *n)
+{
+    if (n->kind != IR_INDEX || n->u.index.n != 1) return n;
+    const IrNode *s = n->u.index.items[0];
+    if (s->kind != IR_SLICE || s->u.slice.start || s->u.slice.step || !s->u.slice.stop) return n;
+    const IrNode *k = s->u.slice.stop;
+    if (k->kind != IR_CALL || k->u.call.ckind != IR_CALLEE_INTRINSIC || k->u.call.intrinsic != IR_INTR_CORE_DIM) return n;
+    return n->u.index.base;
+}
+
 /* x[idx] where x is a 2-D float array independent of both indices: returns x */
 static IrNode *row_of(IrNode *n, const IrVar *idx, const IrVar *other)
 {
+    n = unchecked(n);
     if (n->kind != IR_INDEX || n->u.index.n != 1 || !is_var(n->u.index.items[0], idx)) return NULL;
     IrNode *base = n->u.index.base;
     if (!base->type || base->type->kind != IR_TY_ARRAY || base->type->ndim != 2 || !ir_dtype_is_float(base->type->dtype))
@@ -68,13 +81,13 @@ static IrNode *copy_plain(RtArena *a, const IrNode *n)
     return c;
 }
 
-/* x.shape[0] */
-static IrNode *rows(RtArena *a, IrNode *x)
+/* x.shape[axis] */
+static IrNode *dim(RtArena *a, IrNode *x, int axis)
 {
     IrNode *d = ir_node(a, IR_ARRAY_DIM, x->pos);
     d->type = ir_type_scalar(IR_DT_INT64);
     d->u.array_dim.array = x;
-    d->u.array_dim.axis = 0;
+    d->u.array_dim.axis = axis;
     return d;
 }
 
@@ -84,8 +97,21 @@ static IrNode *equals(RtArena *a, IrNode *l, IrNode *r)
     return ir_compare(a, l->pos, IR_CMP_EQ, l, r);
 }
 
+/* l & r, bools */
+static IrNode *both(RtArena *a, IrNode *l, IrNode *r)
+{
+    IrNode *n = ir_node(a, IR_BINOP, l->pos);
+    n->type = ir_type_scalar(IR_DT_BOOL);
+    n->u.binop.op = IR_OP_BITAND;
+    n->u.binop.lhs = l;
+    n->u.binop.rhs = r;
+    return n;
+}
+
 /* imap(i, j: reduce[add](map(p, q: p * q, A[i], B[j]))) over (n, m)
- *   -> matmul(A, transpose(B)) if n == A.shape[0] & m == B.shape[0] else the imap */
+ *   -> matmul(A, transpose(B)) if n == A.shape[0] & m == B.shape[0] & A.shape[1] == B.shape[1] else the imap
+ * (with sizes that differ, the imap raises at its first element, or not at all when it has none, as NumPy's
+ * loop of dot products does) */
 static IrNode *as_matmul(RtArena *a, IrNode *m)
 {
     if (m->kind != IR_IMAP || m->u.imap.out || m->u.imap.ndim != 2) return NULL;
@@ -107,14 +133,12 @@ static IrNode *as_matmul(RtArena *a, IrNode *m)
                                    ir_type_view(B->type, 2, IR_LAYOUT_ANY));
     IrNode *operands[2] = {copy_plain(a, A), bt};
     IrNode *mm = ir_intrinsic_call(a, m->pos, IR_INTR_MATMUL, operands, 2, ir_type_array(A->type->dtype, 2, IR_LAYOUT_C));
-    IrNode *rows_match = ir_node(a, IR_BINOP, m->pos);
-    rows_match->type = ir_type_scalar(IR_DT_BOOL);
-    rows_match->u.binop.op = IR_OP_BITAND;
-    rows_match->u.binop.lhs = equals(a, copy_plain(a, m->u.imap.dims[0]), rows(a, copy_plain(a, A)));
-    rows_match->u.binop.rhs = equals(a, copy_plain(a, m->u.imap.dims[1]), rows(a, copy_plain(a, B)));
+    IrNode *rows_match = both(a, equals(a, copy_plain(a, m->u.imap.dims[0]), dim(a, copy_plain(a, A), 0)),
+                              equals(a, copy_plain(a, m->u.imap.dims[1]), dim(a, copy_plain(a, B), 0)));
+    IrNode *sizes_match = equals(a, dim(a, copy_plain(a, A), 1), dim(a, copy_plain(a, B), 1));
     IrNode *choice = ir_node(a, IR_IFEXP, m->pos);
     choice->type = m->type;
-    choice->u.ifexp.cond = rows_match;
+    choice->u.ifexp.cond = both(a, rows_match, sizes_match);
     choice->u.ifexp.then = mm;
     choice->u.ifexp.orelse = m;
     return choice;

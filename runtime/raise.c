@@ -96,6 +96,12 @@ void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out)
         lk_diag_set(out, kind, file, e->line, 0, "%s", x[0] ? "integer modulo by zero" : "integer division by zero");
         return;
     case RT_ERR_SHAPE:
+        if (x[2] == 0) { /* a matrix product's summed dimension: {a's size, b's size}, in NumPy's words */
+            lk_diag_set(out, kind, file, e->line, 0,
+                        "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                        "(n?,k),(k,m?)->(n?,m?) (size %lld is different from %lld)", x[1], x[0]);
+            return;
+        }
         lk_diag_set(out, kind, file, e->line, 0,
                     "operands could not be broadcast together: size %lld against size %lld (dimension %lld from the right)",
                     x[0], x[1], x[2]);

@@ -92,7 +92,8 @@ typedef enum {
     RT_ERR_MASK,        /* IndexError, a boolean index of the wrong size: {mask's size, array's size, axis} */
     RT_ERR_MASK_VALUES, /* ValueError, a[mask] = values of the wrong length: {values, set elements of the mask} */
     RT_ERR_ZERODIV,     /* ZeroDivisionError: {1 for %, 0 for //} */
-    RT_ERR_SHAPE,       /* ValueError, sizes that do not broadcast: {size, size, dimension from the right} */
+    RT_ERR_SHAPE,       /* ValueError, sizes that do not broadcast: {size, size, dimension from the right}; dimension
+                         * 0: a matrix product's summed sizes differ: {a's, b's, 0} */
     RT_ERR_VALUE,       /* ValueError: {RT_VAL_* below, which message} */
     RT_ERR_UNBOUND,     /* UnboundLocalError: {the variable's name, an index into RtNames} */
     RT_ERR_MEMORY,      /* MemoryError: {bytes asked for, 1 when too many to try, 1 for device memory} */

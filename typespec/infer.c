@@ -222,9 +222,16 @@ IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
     if (op == IR_UOP_INVERT && ir_dtype_is_float(t->dtype)) TS_ERR(ts, pos, "~ needs an integer, not %s", ts_type_name(t));
     if (op == IR_UOP_POS) return ts_cast(ts, x, t);
     if (op == IR_UOP_NEG && x->kind == IR_CONST && x->type == t) {
-        /* -1 is a constant (so NEP 50's range rule sees it), folded as the type would compute it */
+        /* -1 is a constant (so NEP 50's range rule sees it), folded as the type would compute it: wrapped to
+         * its width (-np.uint8(10) is 246, -np.int8(-128) is -128) */
         if (ir_dtype_is_float(t->dtype)) return ir_const_float(ts->a, pos, t, -x->u.konst.f);
-        return ir_const_int(ts->a, pos, t, (int64_t)(0 - (uint64_t)x->u.konst.i));
+        uint64_t neg = 0 - (uint64_t)x->u.konst.i;
+        int bits = 8 * ir_dtype_size(t->dtype);
+        if (bits < 64) {
+            neg &= (UINT64_C(1) << bits) - 1;
+            if (ir_dtype_is_signed(t->dtype) && neg >> (bits - 1)) neg |= ~UINT64_C(0) << bits;
+        }
+        return ir_const_int(ts->a, pos, t, (int64_t)neg);
     }
     IrNode *u = ir_node(ts->a, IR_UNOP, pos);
     u->type = op == IR_UOP_NOT ? ir_type_scalar(IR_DT_BOOL) : t;
@@ -250,6 +257,54 @@ IrNode *ts_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
     return ts_scalar_unop(ts, pos, op, x);
 }
 
+static IrNode *scalar_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r);
+
+static bool is_python_int(const IrType *t) { return t->weak && t->dtype == IR_DT_INT64; }
+static bool is_typed_int(const IrType *t) { return !t->weak && ir_dtype_is_int(t->dtype); }
+
+static IrCmpOp mirrored(IrCmpOp op)
+{
+    switch (op) {
+    case IR_CMP_LT: return IR_CMP_GT;
+    case IR_CMP_LE: return IR_CMP_GE;
+    case IR_CMP_GT: return IR_CMP_LT;
+    case IR_CMP_GE: return IR_CMP_LE;
+    case IR_CMP_EQ: case IR_CMP_NE: return op;
+    }
+    return op;
+}
+
+/* u op w, u a uint64 value and w a Python int: a negative w is below every u, so then the answer is known from
+ * op alone (u > w, u >= w, u != w); otherwise w converts exactly. u is evaluated either way. */
+static IrNode *compare_uint64_with_python_int(Ts *ts, IrPos pos, IrCmpOp op, IrNode *u, IrNode *w)
+{
+    bool above = op == IR_CMP_GT || op == IR_CMP_GE || op == IR_CMP_NE; /* the answer for a negative w */
+    IrType *u64 = ir_type_scalar(IR_DT_UINT64);
+    if (w->kind == IR_CONST) {
+        if (w->u.konst.i >= 0) return scalar_compare(ts, pos, op, u, ts_cast(ts, w, u64));
+        /* u >= 0 is always true and u < 0 always false */
+        return scalar_compare(ts, pos, above ? IR_CMP_GE : IR_CMP_LT, u, ir_const_int(ts->a, pos, u64, 0));
+    }
+    w = ts_reuse(ts, w);
+    IrNode *negative = scalar_compare(ts, pos, IR_CMP_LT, w, ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 0));
+    IrNode *exact = scalar_compare(ts, pos, op, u, ts_cast(ts, w, u64));
+    if (above) return ts_scalar_binop(ts, pos, IR_OP_BITOR, negative, exact);
+    return ts_scalar_binop(ts, pos, IR_OP_BITAND, ts_scalar_unop(ts, pos, IR_UOP_NOT, negative), exact);
+}
+
+/* NumPy 2 compares an integer with a Python int by their values, whatever the integer's type (np.uint8(3) >= -6
+ * and np.int8(5) < 1000 are True), where arithmetic converts the Python int to the integer's type (and refuses
+ * a literal out of its range). Both fit int64 unless the integer is a uint64. */
+static IrNode *compare_with_python_int(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
+{
+    bool python_left = is_python_int(l->type);
+    IrNode *typed = python_left ? r : l, *w = python_left ? l : r;
+    if (typed->type->dtype == IR_DT_UINT64)
+        return compare_uint64_with_python_int(ts, pos, python_left ? mirrored(op) : op, typed, w);
+    IrType *i64 = ir_type_scalar(IR_DT_INT64);
+    return scalar_compare(ts, pos, op, ts_cast(ts, l, i64), ts_cast(ts, r, i64));
+}
+
 static IrNode *scalar_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
 {
     if (l->type->kind != IR_TY_SCALAR || r->type->kind != IR_TY_SCALAR) {
@@ -264,6 +319,9 @@ static IrNode *scalar_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *
         }
         TS_ERR(ts, pos, "cannot compare %s with %s", ts_type_name(l->type), ts_type_name(r->type));
     }
+    if ((is_python_int(l->type) && is_typed_int(r->type) && r->type->dtype != IR_DT_INT64) ||
+        (is_typed_int(l->type) && l->type->dtype != IR_DT_INT64 && is_python_int(r->type)))
+        return compare_with_python_int(ts, pos, op, l, r);
     IrType *t = ts_promote(l->type, r->type);
     IrNode *c = ir_node(ts->a, IR_COMPARE, pos);
     c->type = ir_type_scalar(IR_DT_BOOL);

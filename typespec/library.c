@@ -158,6 +158,46 @@ static IrNode *divide_by_count(Ts *ts, IrPos pos, IrNode *s, IrNode *count, IrTy
     return arr ? ts_cast_array(ts, pos, q, IR_DT_FLOAT16) : ts_cast(ts, q, rt);
 }
 
+/* var and std's ddof: a constant integer, 0 when not given */
+static bool ddof_arg(Ts *ts, Args *a, const char *name, int64_t *ddof)
+{
+    const IrNode *dd = ts_kw(a, "ddof");
+    *ddof = 0;
+    if (dd && !ts_const_int(dd, ddof)) {
+        if (!ts->dry)
+            lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, a->call->pos.line, a->call->pos.col,
+                        "%s(): ddof must be a constant integer", name);
+        return false;
+    }
+    return true;
+}
+
+/* A reduction of a scalar x: NumPy's answer for the 0-d array x would be. x is evaluated once (for its effects,
+ * where the answer does not need its value). NULL for the reductions that return x itself. */
+static IrNode *scalar_reduction(Ts *ts, Args *a, const char *name, IrNode *x)
+{
+    IrPos pos = a->call->pos;
+    IrType *f64 = ir_type_scalar(IR_DT_FLOAT64);
+    if (!strcmp(name, "argmin") || !strcmp(name, "argmax")) {
+        /* the index 0, as int64: x * 0.0 is 0 or NaN, which both convert to 0 */
+        IrNode *zero = ts_scalar_binop(ts, pos, IR_OP_MUL, ts_cast(ts, x, f64), ir_const_float(ts->a, pos, f64, 0.0));
+        return ts_cast(ts, zero, ir_type_scalar(IR_DT_INT64));
+    }
+    if (!strcmp(name, "var") || !strcmp(name, "std")) {
+        int64_t ddof;
+        if (!ddof_arg(ts, a, name, &ddof)) return NULL;
+        IrDtype dt = ir_type_strong(x->type)->dtype;
+        IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64);
+        /* the squared deviation from the mean, |x * 0|: 0, or NaN for a NaN or infinite x (inf - inf), over
+         * max(1 - ddof, 0) */
+        IrNode *dev = ts_scalar_binop(ts, pos, IR_OP_MUL, ts_cast(ts, x, acc), ir_const_float(ts->a, pos, acc, 0.0));
+        IrNode *var = divide_by_count(ts, pos, ts_scalar_unop(ts, pos, IR_UOP_ABS, dev), ts_i64(ts, pos, ddof < 1 ? 1 - ddof : 0), acc);
+        if (!var || name[0] == 'v') return var;
+        return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
+    }
+    return NULL;
+}
+
 /* np.sum(x, axis=None, keepdims=False) and friends; x may be a method's receiver. */
 static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
 {
@@ -183,6 +223,8 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         if (strcmp(name, "all") == 0 || strcmp(name, "any") == 0) return ts_truth(ts, x);
         if (strcmp(name, "sum") == 0 || strcmp(name, "prod") == 0) return ts_cast(ts, x, sum_type(ir_type_strong(x->type)->dtype));
         if (!strcmp(name, "cumsum") || !strcmp(name, "cumprod")) TS_ERR(ts, pos, "%s() of a scalar is not supported", name);
+        if (!strcmp(name, "argmin") || !strcmp(name, "argmax") || !strcmp(name, "var") || !strcmp(name, "std"))
+            return scalar_reduction(ts, a, name, x);
         return x;
     }
     if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "%s() needs an array, not %s", name, ts_type_name(x->type));
@@ -217,9 +259,8 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         return ts_make_reduce(ts, pos, IR_RED_ADD, zeroed, (int)axis, keepdims, ir_type_scalar(dt));
     }
     if (!strcmp(name, "var") || !strcmp(name, "std")) {
-        int64_t ddof = 0;
-        const IrNode *dd = ts_kw(a, "ddof");
-        if (dd && !ts_const_int(dd, &ddof)) TS_ERR(ts, pos, "%s(): ddof must be a constant integer", name);
+        int64_t ddof;
+        if (!ddof_arg(ts, a, name, &ddof)) return NULL;
         IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64);
         x = ts_reuse(ts, ts_cast_array(ts, pos, x, acc->dtype));
         /* mean with keepdims, so it broadcasts against x */
@@ -230,7 +271,9 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         IrNode *in[2] = {x, m};
         IrNode *sq = ts_make_map(ts, pos, in, 2, elem_sqdiff, NULL);
         IrNode *ss = ts_make_reduce(ts, pos, IR_RED_ADD, sq, (int)axis, keepdims, acc);
-        IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof));
+        /* NumPy divides by max(n - ddof, 0): with ddof >= n the variance is nan (0 / 0) or inf, never negative */
+        IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_MAX, ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof)),
+                                      ts_i64(ts, pos, 0));
         IrNode *var = divide_by_count(ts, pos, ss, dof, acc);
         if (name[0] == 'v') return var;
         return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
@@ -560,7 +603,7 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
         }
         return ts_reshape(ts, pos, recv, shape);
     }
-    if (!strcmp(name, "ravel")) return ts_reshape(ts, pos, recv, ts_i64(ts, pos, -1));
+    if (!strcmp(name, "ravel")) return ts_ravel(ts, pos, recv);
     if (!strcmp(name, "flatten")) return ts_reshape(ts, pos, ts_copy_array(ts, pos, recv), ts_i64(ts, pos, -1));
     if (!strcmp(name, "clip") || !strcmp(name, "round")) {
         bool handled;

@@ -25,6 +25,35 @@ IrNode *ts_with_new_axes(Ts *ts, IrPos pos, IrNode *x, const char *spec)
     return v;
 }
 
+/* The products that are a map fused into a reduction sum over a dimension that NumPy does not broadcast: a's
+ * last against b's first, where the map would stretch a size of 1. core_dim (ir.h) checks them first. Where the
+ * code runs unconditionally, as a statement before the product (a and b stay expressions: a map's size comes
+ * from its leaves). Where it runs only on some paths (a comprehension's element, an if-expression's branch), no
+ * statement may be added, so the check is the stop of a full slice of b, evaluated with b: b[:core_dim(...)]
+ * (the sizes then read copies of a and b; ir_recognize_matmul looks through the slice). *a and *b may change. */
+static bool check_core_dim(Ts *ts, IrPos pos, IrNode **a, IrNode **b)
+{
+    IrNode *args[2];
+    if (ts->cond_depth == 0 && ts->pre) {
+        args[0] = ts_shape_dim(ts, pos, a, (*a)->type->ndim - 1);
+        args[1] = ts_shape_dim(ts, pos, b, 0);
+        return ts_reuse(ts, ir_intrinsic_call(ts->a, pos, IR_INTR_CORE_DIM, args, 2, ir_type_scalar(IR_DT_INT64))) != NULL;
+    }
+    args[0] = ts_dim(ts, pos, ir_copy(ts->a, *a, NULL), (*a)->type->ndim - 1);
+    args[1] = ts_dim(ts, pos, ir_copy(ts->a, *b, NULL), 0);
+    IrNode *s = ir_node(ts->a, IR_SLICE, pos);
+    s->type = ir_type_slice();
+    s->u.slice.stop = ir_intrinsic_call(ts->a, pos, IR_INTR_CORE_DIM, args, 2, ir_type_scalar(IR_DT_INT64));
+    IrNode *v = ir_node(ts->a, IR_INDEX, pos);
+    v->u.index.base = *b;
+    v->u.index.n = 1;
+    v->u.index.items = ir_nodes(ts->a, 1);
+    v->u.index.items[0] = s;
+    v->type = ir_type_view((*b)->type, (*b)->type->ndim, (*b)->type->layout == IR_LAYOUT_C ? IR_LAYOUT_C : IR_LAYOUT_ANY);
+    *b = v;
+    return true;
+}
+
 IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot)
 {
     if (!a || !b) return NULL;
@@ -44,6 +73,8 @@ IrNode *ts_matmul(Ts *ts, IrPos pos, IrNode *a, IrNode *b, bool is_dot)
         if (!r) return NULL;
         return ts_is_array(r) ? ts_cast_array(ts, pos, r, IR_DT_FLOAT16) : ts_cast(ts, r, ir_type_scalar(IR_DT_FLOAT16));
     }
+    bool gemm = na == 2 && nb == 2 && ir_dtype_is_float(dt); /* the intrinsic checks the sizes itself */
+    if (!gemm && !check_core_dim(ts, pos, &a, &b)) return NULL;
     IrNode *in[2] = {a, b};
     if (na == 1 && nb == 1)
         return ts_make_reduce(ts, pos, IR_RED_ADD, ts_make_map(ts, pos, in, 2, elem_mul, NULL), -1, false, ir_type_scalar(dt));

@@ -174,13 +174,18 @@ static IrNode *op_map(Ts *ts, Args *a)
 }
 
 /* The combine of lk.reduce/lk.scan: fn(acc, elem) over two fresh params, in the accumulator's type. */
-static bool make_combine(Ts *ts, IrPos pos, IrNode *fn, IrType *elem, IrNode *init, IrCombine *c, IrType **acc_out)
+static bool make_combine(Ts *ts, IrPos pos, const char *what, IrNode *fn, IrType *elem, IrNode *init, IrCombine *c,
+                         IrType **acc_out)
 {
-    IrType *acc = init ? ir_type_strong(ts_promote(init->type, elem)) : elem;
+    /* an array init (one start per output element of an axis reduction) is not built: the check comes before
+     * the promotion, which has no answer for an array and a scalar */
     if (init && init->type->kind != IR_TY_SCALAR) {
-        if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, pos.line, pos.col, "init must be a scalar");
+        if (!ts->dry)
+            lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, pos.line, pos.col, "%s(): init must be a scalar, not %s",
+                        what, ts_type_name(init->type));
         return false;
     }
+    IrType *acc = init ? ir_type_strong(ts_promote(init->type, elem)) : elem;
     c->acc_param = ir_func_temp(ts->dst, acc);
     c->elem_param = ir_func_temp(ts->dst, elem);
     IrNode *args[2] = {ts_var(ts, pos, c->acc_param), ts_var(ts, pos, c->elem_param)};
@@ -215,7 +220,7 @@ static IrNode *op_reduce_or_scan(Ts *ts, Args *a, bool is_scan)
     if (given && (axis < 0 || axis >= x->type->ndim)) TS_ERR(ts, pos, "%s(): axis is out of bounds", what);
     IrCombine c = {0};
     IrType *acc;
-    if (!make_combine(ts, pos, fn, ir_type_scalar(x->type->dtype), init, &c, &acc)) return NULL;
+    if (!make_combine(ts, pos, what, fn, ir_type_scalar(x->type->dtype), init, &c, &acc)) return NULL;
     if (is_scan) {
         IrNode *s = ts_make_scan(ts, pos, IR_RED_FUNC, x, given ? (int)axis : -1, acc);
         if (s) s->u.scan.combine = c;
@@ -251,7 +256,7 @@ static IrNode *op_ireduce(Ts *ts, Args *a)
     if (!m) return NULL;
     IrCombine c = {0};
     IrType *acc;
-    if (!make_combine(ts, pos, combine, ir_type_scalar(m->type->dtype), init, &c, &acc)) return NULL;
+    if (!make_combine(ts, pos, "lk.ireduce", combine, ir_type_scalar(m->type->dtype), init, &c, &acc)) return NULL;
     IrNode *r = ir_node(ts->a, IR_REDUCE, pos);
     r->u.reduce.op = IR_RED_FUNC;
     r->u.reduce.input = m;

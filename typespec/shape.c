@@ -4,7 +4,9 @@
 #include <string.h>
 #include "ts_internal.h"
 
-/* reshape(x, shape): a view of a C-contiguous array (a copy first otherwise); one dimension may be -1. */
+/* reshape(x, shape): a view of a C-contiguous array or of a 1-D array of any stride (NumPy's reshape views
+ * both), a view of a copy otherwise; one dimension may be -1. NumPy views some other non-contiguous arrays too,
+ * depending on their strides at run time: the user guide says where lorikeet copies. */
 IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape)
 {
     if (!x || !shape) return NULL;
@@ -12,11 +14,19 @@ IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape)
     IrNode **dims;
     int nd = ts_shape_arg(ts, shape, &dims);
     if (nd <= 0) TS_ERR(ts, pos, "reshape: the shape must be an int or a non-empty tuple of ints");
-    if (x->type->layout != IR_LAYOUT_C) x = ts_copy_array(ts, pos, x);
+    if (x->type->layout != IR_LAYOUT_C && x->type->ndim != 1) x = ts_copy_array(ts, pos, x);
     IrNode **args = ir_nodes(ts->a, nd + 1);
     args[0] = x;
     for (int i = 0; i < nd; i++) args[i + 1] = dims[i];
-    return ir_intrinsic_call(ts->a, pos, IR_INTR_RESHAPE, args, nd + 1, ir_type_view(x->type, nd, IR_LAYOUT_C));
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_RESHAPE, args, nd + 1, ir_type_view(x->type, nd, x->type->layout));
+}
+
+/* ravel(x): a 1-D view of a C-contiguous x, else a copy (NumPy's ravel copies where reshape(-1) may view) */
+IrNode *ts_ravel(Ts *ts, IrPos pos, IrNode *x)
+{
+    if (!x) return NULL;
+    if (x->type->kind == IR_TY_ARRAY && x->type->layout != IR_LAYOUT_C) x = ts_copy_array(ts, pos, x);
+    return ts_reshape(ts, pos, x, ts_i64(ts, pos, -1));
 }
 
 /* x with a new axis of size 1 at position axis (a view) */
@@ -143,7 +153,7 @@ IrNode *ts_numpy_shape(Ts *ts, Args *a, const char *name, bool *handled)
     if (!strcmp(name, "reshape")) return ts_reshape(ts, pos, ts_arg(a, 0, "a"), ts_arg(a, 1, "newshape"));
     if (!strcmp(name, "ravel")) {
         if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
-        return ts_reshape(ts, pos, a->pos[0], ts_i64(ts, pos, -1));
+        return ts_ravel(ts, pos, a->pos[0]);
     }
     if (!strcmp(name, "concatenate") || !strcmp(name, "stack") || !strcmp(name, "hstack") || !strcmp(name, "vstack")) {
         int64_t axis = 0;

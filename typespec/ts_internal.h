@@ -110,6 +110,7 @@ bool ts_name_is(const char *q, const char *prefix, const char *name);
 
 /* shape.c: reshape, ravel, concatenate, stack, linspace, eye */
 IrNode *ts_numpy_shape(Ts *ts, Args *a, const char *name, bool *handled);
+IrNode *ts_ravel(Ts *ts, IrPos pos, IrNode *x);
 IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape);
 
 /* operators.c: functions as values, and lorikeet's operators (lk.map, lk.reduce, ...) */

@@ -124,11 +124,32 @@ static IrNode *e_clip(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     return lo ? ts_scalar_binop(ts, pos, IR_OP_MIN, lo, e[2]) : NULL;
 }
 
+typedef struct Rounding {
+    int64_t decimals;
+    bool rint;
+} Rounding;
+
+/* np.round/np.around(x, decimals) and np.rint(x). NumPy's round keeps an integer x (rounding it in float64 for
+ * decimals < 0, then converting back), makes a bool float16 (decimals 0 only); rint gives an integer or bool
+ * its float type, as sqrt does. */
 static IrNode *e_round(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
-    int64_t decimals = *(int64_t *)env;
+    const Rounding *how = env;
+    int64_t decimals = how->decimals;
     IrType *t = ir_type_strong(e[0]->type);
-    if (!ir_dtype_is_float(t->dtype)) return e[0];
+    if (!ir_dtype_is_float(t->dtype)) {
+        if (how->rint || t->dtype == IR_DT_BOOL) {
+            if (t->dtype == IR_DT_BOOL && decimals != 0)
+                TS_ERR(ts, pos, "numpy.round of booleans with decimals is not supported (NumPy refuses it too)");
+            return ts_cast(ts, e[0], ts_math_type(e[0]->type)); /* already a whole number */
+        }
+        if (decimals >= 0) return ts_cast(ts, e[0], t);
+        IrType *f64 = ir_type_scalar(IR_DT_FLOAT64);
+        Rounding in_float = {decimals, false};
+        IrNode *x = ts_cast(ts, e[0], f64);
+        IrNode *r = e_round(ts, pos, &x, 1, &in_float);
+        return r ? ts_cast(ts, ts_cast(ts, r, ir_type_scalar(IR_DT_INT64)), t) : NULL;
+    }
     IrNode *x = ts_cast(ts, e[0], t);
     if (decimals == 0) return ts_math(ts, pos, IR_MATH_RINT, &x, 1, t);
     double scale = 1;
@@ -218,7 +239,8 @@ IrNode *ts_numpy_elementwise(Ts *ts, IrPos pos, const char *name, IrNode **args,
         } else {
             ARITY(1);
         }
-        return elementwise(ts, pos, args, 1, e_round, &decimals);
+        Rounding how = {decimals, name[1] == 'i'};
+        return elementwise(ts, pos, args, 1, e_round, &how);
     }
 #undef ARITY
     *handled = false;

@@ -185,7 +185,8 @@ static const char *transpose(Cu *c, const IrNode *n)
     return r;
 }
 
-/* reshape(x, d...): a view of C-contiguous x; one d may be -1; ValueError when the sizes differ. */
+/* reshape(x, d...): a view of C-contiguous x, or of a 1-D x of any stride; one d may be -1 (not beside a 0);
+ * ValueError when the sizes differ. */
 static const char *reshape(Cu *c, const IrNode *n)
 {
     const IrType *xt = n->u.call.args[0]->type, *i64 = ir_type_scalar(IR_DT_INT64);
@@ -212,13 +213,25 @@ static const char *reshape(Cu *c, const IrNode *n)
         dims[d] = cu_tmp(c, i64, "(%s == -1 ? %s : %s)", dims[d], inferred, dims[d]);
         cu_line(c, "%s *= %s;", prod, dims[d]);
     }
-    cu_raise(c, cu_fmt(c, "%s || %s > 1 || %s != %s", bad, nneg, prod, total), RT_ERR_VALUE, n->pos,
+    cu_raise(c, cu_fmt(c, "%s || %s > 1 || (%s == 0 && %s) || %s != %s", bad, nneg, known, nneg, prod, total), RT_ERR_VALUE, n->pos,
              cu_fmt(c, "%d", RT_VAL_RESHAPE), NULL, NULL);
     const char *r = cu_new_tmp(c);
     cu_line(c, "%s %s;", cu_type(c, n->type), r);
     cu_line(c, "%s.data = %s.data; %s.base = %s.base;", r, x, r, x);
-    const char *stride = cu_tmp(c, i64, "(i64)%d", ir_dtype_size(n->type->dtype));
+    /* the element step: x's own for a 1-D x of any stride (its itemsize when x is C-contiguous) */
+    const char *stride = xt->ndim == 1 ? cu_tmp(c, i64, "%s.strides[0]", x) : cu_tmp(c, i64, "(i64)%d", ir_dtype_size(n->type->dtype));
     for (int d = nd - 1; d >= 0; d--) cu_line(c, "%s.shape[%d] = %s; %s.strides[%d] = %s; %s *= %s;", r, d, dims[d], r, d, stride, stride, dims[d]);
+    return r;
+}
+
+/* ir.h's core_dim: a matrix product's summed sizes must be equal (RT_ERR_SHAPE with dimension 0 is matmul's) */
+static const char *core_dim(Cu *c, const IrNode *n)
+{
+    const char *k = cu_expr(c, n->u.call.args[0]);
+    const char *kb = k ? cu_expr(c, n->u.call.args[1]) : NULL;
+    if (!kb) return NULL;
+    const char *r = cu_tmp(c, ir_type_scalar(IR_DT_INT64), "(i64)%s", k);
+    cu_raise(c, cu_fmt(c, "%s != (i64)%s", r, kb), RT_ERR_SHAPE, n->pos, r, kb, "0");
     return r;
 }
 
@@ -230,6 +243,7 @@ const char *cu_intrinsic(Cu *c, const IrNode *n)
     case IR_INTR_CONCATENATE: return cu_refuse(c, n, "concatenate (it makes a new array)");
     case IR_INTR_MATMUL: return cu_refuse(c, n, "a matrix product (it makes a new array)");
     case IR_INTR_MASK_SELECT: return cu_refuse(c, n, "a[mask] (it makes a new array)");
+    case IR_INTR_CORE_DIM: return core_dim(c, n);
     case IR_INTR_COUNT: break;
     }
     return cu_refuse(c, n, "this intrinsic");

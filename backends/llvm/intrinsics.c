@@ -11,6 +11,15 @@ static LLVMValueRef result_array(Cg *cg, const IrNode *n, LLVMValueRef *dims)
     return cg_new_array(cg, n->type->dtype, n->type->ndim, dims, n->pos);
 }
 
+/* the extra of RT_ERR_SHAPE with dimension 0 is matmul's: {a's size, b's size, 0} */
+static LLVMValueRef core_dim(Cg *cg, const IrNode *n)
+{
+    LLVMValueRef k = cg_expr(cg, n->u.call.args[0]), kb = cg_expr(cg, n->u.call.args[1]);
+    LLVMValueRef extra[3] = {k, kb, cg_i64(cg, 0)};
+    cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, k, kb, ""), RT_ERR_SHAPE, n->pos, extra, 3);
+    return k;
+}
+
 static LLVMValueRef matmul(Cg *cg, const IrNode *n)
 {
     LLVMValueRef a = cg_expr(cg, n->u.call.args[0]), b = cg_expr(cg, n->u.call.args[1]);
@@ -65,6 +74,8 @@ static LLVMValueRef reshape(Cg *cg, const IrNode *n)
         prod = LLVMBuildMul(cg->b, prod, dims[d], "");
     }
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntUGT, nneg, cg_i64(cg, 1), ""), "");
+    /* a -1 beside a 0 stands for no size in particular: NumPy refuses it */
+    bad = LLVMBuildOr(cg->b, bad, LLVMBuildAnd(cg->b, known_zero, LLVMBuildICmp(cg->b, LLVMIntNE, nneg, cg_i64(cg, 0), ""), ""), "");
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, prod, total, ""), "");
     LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_RESHAPE)};
     cg_raise_if(cg, bad, RT_ERR_VALUE, n->pos, extra, 1);
@@ -72,7 +83,8 @@ static LLVMValueRef reshape(Cg *cg, const IrNode *n)
     agg = LLVMBuildInsertValue(cg->b, agg, cg_array_data(cg, x), 0, "");
     agg = LLVMBuildInsertValue(cg->b, agg, LLVMBuildExtractValue(cg->b, x, 1, ""), 1, "");
     LLVMValueRef dv = LLVMGetUndef(LLVMArrayType(cg->i64, (unsigned)nd)), sv = dv;
-    LLVMValueRef stride = cg_i64(cg, ir_dtype_size(n->type->dtype));
+    /* the element step: x's own for a 1-D x of any stride (its itemsize when x is C-contiguous) */
+    LLVMValueRef stride = xt->ndim == 1 ? cg_array_stride(cg, x, 0) : cg_i64(cg, ir_dtype_size(n->type->dtype));
     for (int d = nd - 1; d >= 0; d--) {
         dv = LLVMBuildInsertValue(cg->b, dv, dims[d], (unsigned)d, "");
         sv = LLVMBuildInsertValue(cg->b, sv, stride, (unsigned)d, "");
@@ -274,6 +286,7 @@ LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
     case IR_INTR_CONCATENATE: return concatenate(cg, n);
     case IR_INTR_MATMUL: return matmul(cg, n);
     case IR_INTR_MASK_SELECT: return mask_select(cg, n);
+    case IR_INTR_CORE_DIM: return core_dim(cg, n);
     case IR_INTR_COUNT: break;
     }
     lk_diag_set(cg->diag, LK_ERR_INTERNAL, cg->f->file, n->pos.line, n->pos.col, "a call of intrinsic %d",

@@ -405,9 +405,31 @@ def _operator_wrapper(op, fn_names, nargs, options):
     return filename, src
 
 
+def _checked_operator_args(op, fns, options):
+    """The functions must be callables and axis an integer (or None): anything else is a TypeError here, before it
+    becomes part of a wrapper's key or source."""
+    import operator
+
+    for f in fns:
+        if not callable(f):
+            raise TypeError(f"lk.{op}(): the function argument must be callable, not {type(f).__name__}")
+    checked = []
+    for k, v in options:
+        if v is not None:
+            try:
+                if isinstance(v, bool):
+                    raise TypeError
+                v = operator.index(v)
+            except TypeError:
+                raise TypeError(f"lk.{op}(): {k} must be an integer or None, not {type(v).__name__}") from None
+        checked.append((k, v))
+    return tuple(checked)
+
+
 def _run_operator(op, fns, args, options=()):
     import sys
 
+    options = _checked_operator_args(op, fns, options)
     names = tuple(f"__f{i}" for i in range(len(fns)))
     key = (op, tuple(fns), len(args), tuple(options))
     d = _op_wrappers.get(key)
