@@ -91,9 +91,7 @@ ROWS = [
     ("float < is ordered (NaN compares false)", less, np.float64, [(NAN, 1.0), (1.0, NAN), (1.0, 2.0)], "python"),
     ("float != is true for NaN", not_equal, np.float64, [(NAN, NAN), (1.0, 1.0)], "python"),
     ("unsigned against a large value compares exactly", less, np.uint64, [(2**64 - 1, 2**63), (5, 2**63)], "python"),
-    pytest.param(("unsigned against a negative Python int compares exactly", less, np.uint64, [(0, -1), (7, -3)],
-                  "python"), marks=pytest.mark.xfail(strict=True, reason="issue 12: the negative int is wrapped to "
-                                                   "the unsigned type (shared/repros/r14)")),
+    ("unsigned against a negative Python int compares exactly", less, np.uint64, [(0, -1), (7, -3)], "python"),
 ]
 
 
