@@ -114,7 +114,7 @@ typedef enum {
 } IrDtype;
 
 typedef enum {
-    IR_TY_SCALAR,  /* dtype; `weak` marks a Python int/float literal (NEP 50) */
+    IR_TY_SCALAR,  /* dtype; `weak` marks a Python int, float or bool (NEP 50), not a NumPy scalar */
     IR_TY_ARRAY,   /* dtype, ndim, layout */
     IR_TY_TUPLE,   /* elems[nelems] */
     IR_TY_NONE,

@@ -313,27 +313,25 @@ PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx
         int64_t v = slots[(*nslot)++];
         double f;
         memcpy(&f, &v, sizeof f);
+        /* a weak result is a Python int, float or bool in CPython too (len(a), x > 0, a Python argument) */
+        if (t->weak && t->dtype == IR_DT_BOOL) return PyBool_FromLong(v != 0);
+        if (t->weak && t->dtype == IR_DT_INT64) return PyLong_FromLongLong(v);
+        if (t->weak) return PyFloat_FromDouble(f);
+        /* a strong one is a NumPy scalar of its dtype, as NumPy's own operations give */
+        union { int8_t i8; int16_t i16; int32_t i32; uint64_t u64; float f32; unsigned char raw[8]; } c;
         switch (t->dtype) {
-        case IR_DT_BOOL: return PyBool_FromLong(v != 0);
-        case IR_DT_INT64: return PyLong_FromLongLong(v);
-        case IR_DT_FLOAT64: return PyFloat_FromDouble(f);
-        default: {
-            /* other dtypes come back as NumPy scalars of that dtype, as NumPy's own operations give */
-            union { int8_t i8; int16_t i16; int32_t i32; uint64_t u64; float f32; unsigned char raw[8]; } c;
-            switch (t->dtype) {
-            case IR_DT_INT8: case IR_DT_UINT8: c.i8 = (int8_t)v; break;
-            case IR_DT_INT16: case IR_DT_UINT16: c.i16 = (int16_t)v; break;
-            case IR_DT_INT32: case IR_DT_UINT32: c.i32 = (int32_t)v; break;
-            case IR_DT_FLOAT16: c.i16 = (int16_t)rt_half_from_double(f); break; /* exact: f is a float16 */
-            case IR_DT_FLOAT32: c.f32 = (float)f; break;
-            default: c.u64 = (uint64_t)v; break;
-            }
-            PyArray_Descr *d = PyArray_DescrFromType(lk_npy_type(t->dtype));
-            PyObject *s = PyArray_Scalar(c.raw, d, NULL);
-            Py_DECREF(d);
-            return s;
+        case IR_DT_BOOL: c.i8 = v != 0; break;
+        case IR_DT_INT8: case IR_DT_UINT8: c.i8 = (int8_t)v; break;
+        case IR_DT_INT16: case IR_DT_UINT16: c.i16 = (int16_t)v; break;
+        case IR_DT_INT32: case IR_DT_UINT32: c.i32 = (int32_t)v; break;
+        case IR_DT_FLOAT16: c.i16 = (int16_t)rt_half_from_double(f); break; /* exact: f is a float16 */
+        case IR_DT_FLOAT32: c.f32 = (float)f; break;
+        case IR_DT_INT64: case IR_DT_UINT64: case IR_DT_FLOAT64: case IR_DT_COUNT: c.u64 = (uint64_t)v; break;
         }
-        }
+        PyArray_Descr *d = PyArray_DescrFromType(lk_npy_type(t->dtype));
+        PyObject *s = PyArray_Scalar(c.raw, d, NULL);
+        Py_DECREF(d);
+        return s;
     }
     case IR_TY_ARRAY: {
         void *data = (void *)(intptr_t)slots[*nslot];

@@ -179,10 +179,10 @@ def test_code_inlined_from_another_file_prints_that_file(elsewhere):
     here, there = __file__, elsewhere.__file__
     a = np.arange(5.0)
     assert lk.jit(calls_halves).inspect_types(7, 2) == (
-        "def calls_halves.1(n: int, k: int) -> int64:\n"
+        "def calls_halves.1(n: int, k: int) -> int:\n"
         f"    [from {there}] halves.q = (n // k)  : int\n"
-        f"    return ([from {there}] int64((halves.q + 1)) * 2:int64)\n")
-    assert (f"    return ([from {there}] ([from {here}] (a[int64(i)] - 1:float64) * 2:float64) + 1:float64)\n"
+        f"    return ([from {there}] (halves.q + 1) * 2)\n")
+    assert (f"    return ([from {there}] ([from {here}] (a[i] - 1:float64) * 2:float64) + 1:float64)\n"
             in lk.jit(calls_twice_of).inspect_types(a, 2))
     assert "[from " not in lk.jit(item_here).inspect_types(a, 2)  # all of the function's own file
 

@@ -109,7 +109,7 @@ b, b))) + (sq.v * sq.v)) + sumsq_loop.2(a))
 
 def sumsq_loop.2(a: array(float64, 1d, C)) -> float64:
     s = 0:float64  : float64
-    for i in range(0:int64, (a.shape[0],)[0], 1:int64) proven:
+    for i in range(0, (a.shape[0],)[0], 1) proven:
         sq.v = a[i]!proven  : float64
         s = (s + (sq.v * sq.v))  : float64
     return s
@@ -138,7 +138,7 @@ USES_TWO_STEP_IR = """\
 def uses_two_step.1(a: array(float64, 1d, C), k: float) -> float64:
     two_step.t = (parallel reduce[add](a) * 2:float64)  : float64
     two_step.t.2 = (k * 2)  : float
-    return ((two_step.t + float64(k)) + float64((two_step.t.2 + 1)))
+    return ((two_step.t + k) + float64((two_step.t.2 + 1)))
 """
 
 
@@ -313,12 +313,12 @@ def shifted_products(a, b, n):
 SHIFTED_IR = """\
 def shifted_products.1(a: array(float64, 1d, C), b: array(float64, 1d, C), n: int) -> float64:
     s = 0:float64  : float64
-    if versioned ((int64(n) >= -9223372036854775806) and ((int64(n) - 2) < a.shape[0]) and (int64(n) < b.shape[0])):
-        for i in range(1:int64, int64(n), 1:int64) proven:
-            s = (s + (a[(i - 1:int64)]!proven * b[(i + 1:int64)]!proven))  : float64
+    if versioned ((n >= -9223372036854775806) and ((n - 2) < a.shape[0]) and (n < b.shape[0])):
+        for i in range(1, n, 1) proven:
+            s = (s + (a[(i - 1)]!proven * b[(i + 1)]!proven))  : float64
     else:
-        for i in range(1:int64, int64(n), 1:int64):
-            s = (s + (a[(i - 1:int64)] * b[(i + 1:int64)]))  : float64
+        for i in range(1, n, 1):
+            s = (s + (a[(i - 1)] * b[(i + 1)]))  : float64
     return s
 """
 
@@ -343,8 +343,8 @@ def test_accesses_that_need_no_test_are_proven_without_a_second_copy():
     x = RNG.standard_normal(9)
     ir = ir_of(neighbour_products, x)
     assert "if versioned" not in ir
-    assert "for i in range(0:int64, (x.shape[0],)[0], 1:int64) proven:" in ir
-    assert "s = (s + (x[(i - 1:int64)] * x[i]!proven))  : float64" in ir
+    assert "for i in range(0, (x.shape[0],)[0], 1) proven:" in ir
+    assert "s = (s + (x[(i - 1)] * x[i]!proven))  : float64" in ir
     close(J(neighbour_products)(x), neighbour_products(x))
 
 
@@ -362,8 +362,8 @@ def test_the_bounds_test_reads_no_variable_of_code_that_cannot_run():
     a = RNG.standard_normal(8)
     ir = ir_of(read_in_dead_code, a, 7)
     test = line_with_prefix(ir, "if versioned ")
-    assert test == "if versioned (int64(n) < a.shape[0]):", test
-    assert "s = (s + a[(i + int64(k))])  : float64" in ir  # checked in both copies
+    assert test == "if versioned (n < a.shape[0]):", test
+    assert "s = (s + a[(i + k)])  : float64" in ir  # checked in both copies
     close(J(read_in_dead_code)(a, 7), read_in_dead_code(a, 7))
 
 

@@ -259,6 +259,9 @@ IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x)
     return ir_intrinsic_call(ts->a, pos, IR_INTR_TRANSPOSE, &x, 1, ir_type_view(x->type, x->type->ndim, IR_LAYOUT_ANY));
 }
 
+/* The sizes an array's attributes give are Python ints: weak (NEP 50), so an int8 array plus a.ndim is int8. */
+static IrNode *python_int(Ts *ts, IrPos pos, int64_t v) { return ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), v); }
+
 IrNode *ts_attr(Ts *ts, const IrNode *n)
 {
     IrNode *v = ts_expr(ts, n->u.attr.value);
@@ -267,9 +270,9 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
     if (v->type->kind == IR_TY_SCALAR) {
         /* NumPy scalars (and 0-d arrays, which arrive as scalars) answer the array attributes */
         IrType *st = ir_type_strong(v->type);
-        if (!strcmp(name, "ndim")) return ts_i64(ts, n->pos, 0);
-        if (!strcmp(name, "size")) return ts_i64(ts, n->pos, 1);
-        if (!strcmp(name, "itemsize")) return ts_i64(ts, n->pos, ir_dtype_size(st->dtype));
+        if (!strcmp(name, "ndim")) return python_int(ts, n->pos, 0);
+        if (!strcmp(name, "size")) return python_int(ts, n->pos, 1);
+        if (!strcmp(name, "itemsize") || !strcmp(name, "nbytes")) return python_int(ts, n->pos, ir_dtype_size(st->dtype));
         if (!strcmp(name, "shape")) {
             IrNode *t = ir_node(ts->a, IR_TUPLE, n->pos);
             t->type = ir_type_tuple(NULL, 0);
@@ -285,8 +288,8 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
     if (v->type->kind != IR_TY_ARRAY)
         TS_ERR(ts, n->pos, "%s has no attribute '%s'", ts_type_name(v->type), name);
     int ndim = v->type->ndim;
-    if (strcmp(name, "ndim") == 0) return ts_i64(ts, n->pos, ndim);
-    if (strcmp(name, "itemsize") == 0) return ts_i64(ts, n->pos, ir_dtype_size(v->type->dtype));
+    if (strcmp(name, "ndim") == 0) return python_int(ts, n->pos, ndim);
+    if (strcmp(name, "itemsize") == 0) return python_int(ts, n->pos, ir_dtype_size(v->type->dtype));
     if (strcmp(name, "dtype") == 0) {
         IrNode *c = ir_node(ts->a, IR_CONST, n->pos);
         c->type = ir_type_dtype(v->type->dtype);
@@ -294,9 +297,9 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
     }
     if (strcmp(name, "T") == 0) return ts_transpose(ts, n->pos, v);
     v = ts_reuse(ts, v);
-    if (strcmp(name, "size") == 0) return ts_array_size(ts, n->pos, v);
+    if (strcmp(name, "size") == 0) return ts_python_scalar(ts, ts_array_size(ts, n->pos, v));
     if (strcmp(name, "nbytes") == 0)
-        return ts_scalar_binop(ts, n->pos, IR_OP_MUL, ts_array_size(ts, n->pos, v), ts_i64(ts, n->pos, ir_dtype_size(v->type->dtype)));
+        return ts_python_scalar(ts, ts_scalar_binop(ts, n->pos, IR_OP_MUL, ts_array_size(ts, n->pos, v), ts_i64(ts, n->pos, ir_dtype_size(v->type->dtype))));
     if (strcmp(name, "shape") == 0) {
         IrNode *t = ir_node(ts->a, IR_TUPLE, n->pos);
         t->u.tuple.n = ndim;
@@ -304,7 +307,7 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
         IrType **elems = rt_arena_alloc(ts->a, sizeof(IrType *) * (size_t)ndim);
         for (int i = 0; i < ndim; i++) {
             IrNode *d = ir_node(ts->a, IR_ARRAY_DIM, n->pos);
-            d->type = elems[i] = ir_type_scalar(IR_DT_INT64);
+            d->type = elems[i] = ir_type_weak(IR_DT_INT64); /* Python ints */
             d->u.array_dim.array = v;
             d->u.array_dim.axis = i;
             t->u.tuple.items[i] = d;

@@ -76,6 +76,15 @@ IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t)
     if (n->type == t) return n;
     IrType *from = n->type;
     if (from->kind == IR_TY_SCALAR && t->kind == IR_TY_SCALAR) {
+        if (from->dtype == t->dtype && n->kind != IR_CONST) {
+            /* only the weak flag changes, not the representation: the node retyped, not wrapped in a cast, so
+             * that the passes that look for a loop variable, a dimension or an index expression (bounds_plan,
+             * version_loops, prange) see one. The copy shares n's operands, as a cast of n would. */
+            IrNode *same = ir_node(ts->a, n->kind, n->pos);
+            *same = *n;
+            same->type = t;
+            return same;
+        }
         if (n->kind == IR_CONST && from->weak && from->dtype == IR_DT_INT64 && ir_dtype_is_int(t->dtype) && !t->weak &&
             !int_fits(n->u.konst.i, t->dtype))
             TS_ERR(ts, n->pos, "Python integer %lld out of bounds for %s", (long long)n->u.konst.i, ir_dtype_name(t->dtype));
@@ -107,6 +116,24 @@ IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t)
         return tup;
     }
     TS_ERR(ts, n->pos, "cannot convert %s to %s", ts_type_name(from), ts_type_name(t));
+}
+
+/* NEP 50's two kinds of scalar. A Python int, float or bool is weak: it takes the other operand's dtype when
+ * that is of its kind or higher. CPython makes them in many places besides literals and arguments: len(),
+ * a.shape[k], a.size, range's loop variable, int(), float(), bool(), comparisons of two of them, the math
+ * module, .item(), and the functions that return one. NumPy's functions return NumPy scalars, which are
+ * strong (np.square(300) is an int64 however it is used). */
+IrNode *ts_python_scalar(Ts *ts, IrNode *n)
+{
+    if (!n || n->type->kind != IR_TY_SCALAR) return n;
+    IrDtype dt = n->type->dtype;
+    return ts_cast(ts, n, ir_type_weak(ir_dtype_is_float(dt) ? IR_DT_FLOAT64 : dt == IR_DT_BOOL ? IR_DT_BOOL : IR_DT_INT64));
+}
+
+IrNode *ts_numpy_scalar(Ts *ts, IrNode *n)
+{
+    if (!n || n->type->kind != IR_TY_SCALAR) return n;
+    return ts_cast(ts, n, ir_type_strong(n->type));
 }
 
 /* A node that may be referenced more than once. Outside conditional expressions a non-trivial value is stored
@@ -205,7 +232,7 @@ IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
         IrNode *t = ts_truth(ts, x);
         if (!t) return NULL;
         IrNode *u = ir_node(ts->a, IR_UNOP, pos);
-        u->type = ir_type_scalar(IR_DT_BOOL);
+        u->type = ir_type_weak(IR_DT_BOOL); /* Python's `not` gives a Python bool, of a NumPy value too */
         u->u.unop.op = IR_UOP_NOT;
         u->u.unop.operand = t;
         return u;
@@ -257,52 +284,46 @@ IrNode *ts_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x)
     return ts_scalar_unop(ts, pos, op, x);
 }
 
-static IrNode *scalar_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r);
+static bool is_weak_int(const IrType *t) { return t->weak && t->dtype == IR_DT_INT64; }
+static bool is_strong_int(const IrType *t) { return !t->weak && ir_dtype_is_int(t->dtype); }
 
-static bool is_python_int(const IrType *t) { return t->weak && t->dtype == IR_DT_INT64; }
-static bool is_typed_int(const IrType *t) { return !t->weak && ir_dtype_is_int(t->dtype); }
-
-static IrCmpOp mirrored(IrCmpOp op)
+static IrNode *one_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r, IrType *t)
 {
-    switch (op) {
-    case IR_CMP_LT: return IR_CMP_GT;
-    case IR_CMP_LE: return IR_CMP_GE;
-    case IR_CMP_GT: return IR_CMP_LT;
-    case IR_CMP_GE: return IR_CMP_LE;
-    case IR_CMP_EQ: case IR_CMP_NE: return op;
-    }
-    return op;
+    IrNode *c = ir_node(ts->a, IR_COMPARE, pos);
+    c->type = ir_type_scalar(IR_DT_BOOL);
+    c->u.compare.nops = 1;
+    c->u.compare.ops = rt_arena_alloc(ts->a, sizeof(IrCmpOp));
+    c->u.compare.ops[0] = op;
+    c->u.compare.operands = ir_nodes(ts->a, 2);
+    c->u.compare.operands[0] = ts_cast(ts, l, t);
+    c->u.compare.operands[1] = ts_cast(ts, r, t);
+    return (c->u.compare.operands[0] && c->u.compare.operands[1]) ? c : NULL;
 }
 
-/* u op w, u a uint64 value and w a Python int: a negative w is below every u, so then the answer is known from
- * op alone (u > w, u >= w, u != w); otherwise w converts exactly. u is evaluated either way. */
-static IrNode *compare_uint64_with_python_int(Ts *ts, IrPos pos, IrCmpOp op, IrNode *u, IrNode *w)
+/* NumPy 2 compares an integer of any dtype with a Python int by value, never converting the int to the dtype:
+ * np.uint8(3) < 300 and np.uint64(3) > -1 are both True. Every dtype but uint64 fits in int64, where the
+ * comparison is exact; a uint64 is greater than any negative int. */
+static IrNode *compare_by_value(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
 {
-    bool above = op == IR_CMP_GT || op == IR_CMP_GE || op == IR_CMP_NE; /* the answer for a negative w */
-    IrType *u64 = ir_type_scalar(IR_DT_UINT64);
-    if (w->kind == IR_CONST) {
-        if (w->u.konst.i >= 0) return scalar_compare(ts, pos, op, u, ts_cast(ts, w, u64));
-        /* u >= 0 is always true and u < 0 always false */
-        return scalar_compare(ts, pos, above ? IR_CMP_GE : IR_CMP_LT, u, ir_const_int(ts->a, pos, u64, 0));
-    }
+    IrType *i64 = ir_type_scalar(IR_DT_INT64), *u64 = ir_type_scalar(IR_DT_UINT64);
+    bool strong_left = !l->type->weak;
+    IrNode *s = strong_left ? l : r, *w = strong_left ? r : l;
+    if (w->kind == IR_CONST && int_fits(w->u.konst.i, s->type->dtype)) return one_compare(ts, pos, op, l, r, s->type);
+    if (s->type->dtype != IR_DT_UINT64) return one_compare(ts, pos, op, l, r, i64);
+    /* s op w with w < 0 (s >= 0 > w): true for !=, > and >= with s on the left, !=, < and <= with s on the right.
+     * Both operands are evaluated (for their effects) in every case. */
+    bool s_greater = op == IR_CMP_NE || (strong_left ? (op == IR_CMP_GT || op == IR_CMP_GE) : (op == IR_CMP_LT || op == IR_CMP_LE));
+    if (w->kind == IR_CONST && w->u.konst.i < 0) /* s >= 0 is always true, s < 0 always false */
+        return one_compare(ts, pos, s_greater ? IR_CMP_GE : IR_CMP_LT, s, ir_const_int(ts->a, pos, u64, 0), u64);
+    if (w->kind == IR_CONST) return one_compare(ts, pos, op, l, r, u64);
     w = ts_reuse(ts, w);
-    IrNode *negative = scalar_compare(ts, pos, IR_CMP_LT, w, ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_INT64), 0));
-    IrNode *exact = scalar_compare(ts, pos, op, u, ts_cast(ts, w, u64));
-    if (above) return ts_scalar_binop(ts, pos, IR_OP_BITOR, negative, exact);
-    return ts_scalar_binop(ts, pos, IR_OP_BITAND, ts_scalar_unop(ts, pos, IR_UOP_NOT, negative), exact);
-}
-
-/* NumPy 2 compares an integer with a Python int by their values, whatever the integer's type (np.uint8(3) >= -6
- * and np.int8(5) < 1000 are True), where arithmetic converts the Python int to the integer's type (and refuses
- * a literal out of its range). Both fit int64 unless the integer is a uint64. */
-static IrNode *compare_with_python_int(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
-{
-    bool python_left = is_python_int(l->type);
-    IrNode *typed = python_left ? r : l, *w = python_left ? l : r;
-    if (typed->type->dtype == IR_DT_UINT64)
-        return compare_uint64_with_python_int(ts, pos, python_left ? mirrored(op) : op, typed, w);
-    IrType *i64 = ir_type_scalar(IR_DT_INT64);
-    return scalar_compare(ts, pos, op, ts_cast(ts, l, i64), ts_cast(ts, r, i64));
+    if (!w) return NULL;
+    if (strong_left) r = w;
+    else l = w;
+    /* s_greater: w < 0 | s op w; else: w >= 0 & s op w (no short circuit) */
+    IrNode *sign = one_compare(ts, pos, s_greater ? IR_CMP_LT : IR_CMP_GE, w, ir_const_int(ts->a, pos, i64, 0), i64);
+    IrNode *by_u64 = one_compare(ts, pos, op, l, r, u64);
+    return sign && by_u64 ? ts_scalar_binop(ts, pos, s_greater ? IR_OP_BITOR : IR_OP_BITAND, sign, by_u64) : NULL;
 }
 
 static IrNode *scalar_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
@@ -319,19 +340,12 @@ static IrNode *scalar_compare(Ts *ts, IrPos pos, IrCmpOp op, IrNode *l, IrNode *
         }
         TS_ERR(ts, pos, "cannot compare %s with %s", ts_type_name(l->type), ts_type_name(r->type));
     }
-    if ((is_python_int(l->type) && is_typed_int(r->type) && r->type->dtype != IR_DT_INT64) ||
-        (is_typed_int(l->type) && l->type->dtype != IR_DT_INT64 && is_python_int(r->type)))
-        return compare_with_python_int(ts, pos, op, l, r);
-    IrType *t = ts_promote(l->type, r->type);
-    IrNode *c = ir_node(ts->a, IR_COMPARE, pos);
-    c->type = ir_type_scalar(IR_DT_BOOL);
-    c->u.compare.nops = 1;
-    c->u.compare.ops = rt_arena_alloc(ts->a, sizeof(IrCmpOp));
-    c->u.compare.ops[0] = op;
-    c->u.compare.operands = ir_nodes(ts->a, 2);
-    c->u.compare.operands[0] = ts_cast(ts, l, t);
-    c->u.compare.operands[1] = ts_cast(ts, r, t);
-    return (c->u.compare.operands[0] && c->u.compare.operands[1]) ? c : NULL;
+    if (is_weak_int(l->type) != is_weak_int(r->type) && is_strong_int(is_weak_int(l->type) ? r->type : l->type))
+        return compare_by_value(ts, pos, op, l, r);
+    IrNode *c = one_compare(ts, pos, op, l, r, ts_promote(l->type, r->type));
+    /* two Python numbers compare to a Python bool ((x > 0) + (x > 1) is 2); a NumPy operand gives np.bool_ */
+    if (c && l->type->weak && r->type->weak) c->type = ir_type_weak(IR_DT_BOOL);
+    return c;
 }
 
 static IrNode *elem_compare(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
@@ -357,7 +371,7 @@ static IrNode *type_compare(Ts *ts, const IrNode *n)
     if (!prev) return NULL;
     if (nops == 1) return ts_compare(ts, n->pos, n->u.compare.ops[0], prev, ts_expr(ts, n->u.compare.operands[1]));
     IrNode *chain = ir_node(ts->a, IR_BOOLOP, n->pos);
-    chain->type = ir_type_scalar(IR_DT_BOOL);
+    chain->type = ir_type_weak(IR_DT_BOOL); /* np.bool_ if any part is (a and b gives one of them) */
     chain->u.boolop.is_and = true;
     chain->u.boolop.n = nops;
     chain->u.boolop.values = ir_nodes(ts->a, nops);
@@ -370,8 +384,11 @@ static IrNode *type_compare(Ts *ts, const IrNode *n)
         IrNode *c = ts_compare(ts, n->pos, n->u.compare.ops[i], prev, next);
         if (!c) return NULL;
         chain->u.boolop.values[i] = c;
+        chain->type = ts_promote(chain->type, c->type);
         prev = next;
     }
+    for (int i = 0; i < nops; i++)
+        if (!(chain->u.boolop.values[i] = ts_cast(ts, chain->u.boolop.values[i], chain->type))) return NULL;
     return chain;
 }
 

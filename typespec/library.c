@@ -88,7 +88,7 @@ static IrNode *angle_convert(Ts *ts, IrPos pos, IrNode *x, bool to_degrees, IrTy
     return arr ? ts_cast_array(ts, pos, r, ft->dtype) : ts_cast(ts, r, ft); /* float16: rounded once */
 }
 
-/* math.f(x): Python floats in and out (math.floor/ceil/trunc give ints). */
+/* math.f(x): Python floats in and out (math.floor/ceil/trunc give ints), weak in NEP 50's promotion (ts_call). */
 static IrNode *call_math_module(Ts *ts, Args *a, const char *name)
 {
     IrPos pos = a->call->pos;
@@ -110,9 +110,9 @@ static IrNode *call_math_module(Ts *ts, Args *a, const char *name)
         TS_ERR(ts, pos, "math.%s is not supported", name);
     if (!ts_check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
     if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC) && ts_is_int_scalar(a->pos[0]->type))
-        return ts_cast(ts, a->pos[0], ir_type_scalar(IR_DT_INT64));
+        return ts_cast(ts, a->pos[0], ir_type_weak(IR_DT_INT64));
     IrNode *m = ts_math(ts, pos, fn, a->pos, a->npos, (fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE) ? NULL : f64);
-    if (m && (fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC)) return ts_cast(ts, m, ir_type_scalar(IR_DT_INT64));
+    if (m && (fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC)) return ts_cast(ts, m, ir_type_weak(IR_DT_INT64));
     return m;
 }
 
@@ -449,10 +449,10 @@ static IrNode *call_builtin(Ts *ts, Args *a, const char *name)
     if (strcmp(name, "len") == 0) {
         if (!ts_check_args(ts, a, "len", 1, 1)) return NULL;
         IrNode *x = a->pos[0];
-        if (x->type->kind == IR_TY_TUPLE) return ts_i64(ts, pos, x->type->nelems);
+        if (x->type->kind == IR_TY_TUPLE) return ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), x->type->nelems);
         if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "object of type %s has no len()", ts_type_name(x->type));
         IrNode *d = ir_node(ts->a, IR_ARRAY_DIM, pos);
-        d->type = ir_type_scalar(IR_DT_INT64);
+        d->type = ir_type_weak(IR_DT_INT64); /* a Python int */
         d->u.array_dim.array = x;
         return d;
     }
@@ -465,8 +465,8 @@ static IrNode *call_builtin(Ts *ts, Args *a, const char *name)
         if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         IrNode *x = a->pos[0];
         if (x->type->kind != IR_TY_SCALAR) TS_ERR(ts, pos, "%s() needs a scalar, not %s", name, ts_type_name(x->type));
-        if (name[0] == 'b') return ts_truth(ts, x);
-        return ts_cast(ts, x, ir_type_scalar(name[0] == 'i' ? IR_DT_INT64 : IR_DT_FLOAT64));
+        if (name[0] == 'b') return ts_python_scalar(ts, ts_truth(ts, x));
+        return ts_cast(ts, x, ir_type_weak(name[0] == 'i' ? IR_DT_INT64 : IR_DT_FLOAT64));
     }
     if (strcmp(name, "range") == 0) TS_ERR(ts, pos, "range() can only be used as the iterable of a for loop");
     TS_ERR(ts, pos, "the builtin %s() is not supported", name);
@@ -482,6 +482,19 @@ static IrNode *astype(Ts *ts, IrPos pos, IrNode *x, IrDtype dt)
     if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "cannot convert %s to %s", ts_type_name(x->type), ir_dtype_name(dt));
     IrNode *in[1] = {x};
     return ts_make_map(ts, pos, in, 1, elem_astype, ir_type_scalar(dt));
+}
+
+/* A ufunc given only Python scalars converts them to NumPy's default dtypes first (np.add(True, True) is
+ * np.True_, np.sqrt(True) a float16); given a NumPy operand, the Python ones stay weak (np.add(np.int8(1), 2) is
+ * an int8). The dtype constructors, reductions and array constructors before this point keep their arguments'
+ * weakness (np.int8(300) is out of bounds, np.full(3, 300, np.int8) too). */
+static void numpy_operands(Ts *ts, Args *a)
+{
+    for (int i = 0; i < a->npos; i++) {
+        IrType *t = a->pos[i]->type;
+        if (t->kind == IR_TY_ARRAY || (t->kind == IR_TY_SCALAR && !t->weak)) return;
+    }
+    for (int i = 0; i < a->npos; i++) a->pos[i] = ts_numpy_scalar(ts, a->pos[i]);
 }
 
 static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
@@ -517,6 +530,7 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
         if (a->pos[0]->type->kind != IR_TY_ARRAY) return a->pos[0];
         return astype(ts, pos, a->pos[0], a->pos[0]->type->dtype);
     }
+    numpy_operands(ts, a);
     if (!strcmp(name, "abs") || !strcmp(name, "absolute")) {
         if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
         return ts_unop(ts, pos, IR_UOP_ABS, a->pos[0]);
@@ -576,7 +590,7 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
     IrNode *recv = a->pos[0];
     bool scalar_ok = recv->type->kind == IR_TY_SCALAR && (is_reduction(name) || !strcmp(name, "astype") || !strcmp(name, "item"));
     if (recv->type->kind != IR_TY_ARRAY && !scalar_ok) TS_ERR(ts, pos, "%s has no method %s()", ts_type_name(recv->type), name);
-    if (!strcmp(name, "item") && recv->type->kind == IR_TY_SCALAR) return recv;
+    if (!strcmp(name, "item") && recv->type->kind == IR_TY_SCALAR) return ts_python_scalar(ts, recv);
     if (is_reduction(name) && strcmp(name, "amin") && strcmp(name, "amax")) return call_reduction(ts, a, name);
     if (!strcmp(name, "astype")) {
         IrDtype dt;
@@ -714,8 +728,8 @@ IrNode *ts_call(Ts *ts, const IrNode *n)
     case IR_CALLEE_NAMED: {
         const char *q = n->u.call.name;
         if (strncmp(q, "builtins.", 9) == 0) return kwargs_all_used(ts, &a, call_builtin(ts, &a, q + 9));
-        if (strncmp(q, "math.", 5) == 0) return kwargs_all_used(ts, &a, call_math_module(ts, &a, q + 5));
-        if (strncmp(q, "numpy.", 6) == 0) return kwargs_all_used(ts, &a, call_numpy(ts, &a, q + 6));
+        if (strncmp(q, "math.", 5) == 0) return ts_python_scalar(ts, kwargs_all_used(ts, &a, call_math_module(ts, &a, q + 5)));
+        if (strncmp(q, "numpy.", 6) == 0) return ts_numpy_scalar(ts, kwargs_all_used(ts, &a, call_numpy(ts, &a, q + 6)));
         if (ts_name_is(q, "lorikeet.", "prange")) TS_ERR(ts, n->pos, "lorikeet.prange() can only be used as the iterable of a for loop");
         if (strncmp(q, "lorikeet.", 9) == 0) return kwargs_all_used(ts, &a, ts_operator(ts, &a, q + 9));
         TS_ERR(ts, n->pos, "%s() is not supported", q);

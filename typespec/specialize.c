@@ -85,15 +85,12 @@ static IrNode *type_for_range(Ts *ts, const IrNode *s)
 {
     IrNode *parts[3] = {ts_expr(ts, s->u.for_range.start), ts_expr(ts, s->u.for_range.stop),
                         ts_expr(ts, s->u.for_range.step)};
-    IrType *it = NULL;
     for (int i = 0; i < 3; i++) {
         if (!parts[i]) return NULL;
         if (!ts_is_int_scalar(parts[i]->type))
             TS_ERR(ts, parts[i]->pos, "range() takes integers, not %s", ts_type_name(parts[i]->type));
-        it = it ? ts_promote(it, parts[i]->type) : parts[i]->type;
     }
-    it = ir_type_strong(it);
-    if (it->dtype == IR_DT_BOOL || it->dtype == IR_DT_UINT64) it = ir_type_scalar(IR_DT_INT64);
+    IrType *it = ir_type_weak(IR_DT_INT64); /* range gives Python ints, whatever its arguments' types (NEP 50) */
     IrVar *v = ts->varmap[s->u.for_range.var->id];
     IrType *vt = unify(v->type, it);
     if (!vt) TS_ERR(ts, s->pos, "loop variable '%s' also holds a %s", v->name, ts_type_name(v->type));
@@ -383,14 +380,9 @@ IrFunc *ts_specialize_in(TsSession *sess, const IrFunc *src, IrType **arg_types,
         sess->specs[spec_index].untyped = NULL;
         return NULL;
     }
-    ts.dst->ret_type = ts.has_return_value ? ir_type_strong(ts.ret_type) : ir_type_none();
-    if (ts.dst->ret_type->kind == IR_TY_TUPLE) {
-        /* weak scalars inside a returned tuple become Python objects of their kind */
-        IrType *elems[IR_MAX_TUPLE]; /* ts_expr refused longer tuples */
-        IrType *rt = ts.dst->ret_type;
-        for (int i = 0; i < rt->nelems; i++) elems[i] = ir_type_strong(rt->elems[i]);
-        ts.dst->ret_type = ir_type_tuple(elems, rt->nelems);
-    }
+    /* a weak result (in a tuple too) stays weak: a Python int returned is still one for the caller, and the
+     * shim boxes it as a Python object, a strong one as a NumPy scalar */
+    ts.dst->ret_type = ts.has_return_value ? ts.ret_type : ir_type_none();
     sess->specs[spec_index].typed = ts.dst;
     return ts.dst;
 }

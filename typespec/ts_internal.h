@@ -52,6 +52,8 @@ IrNode *ts_expr(Ts *ts, const IrNode *n);
 IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t);
 IrNode *ts_truth(Ts *ts, IrNode *n);
 IrNode *ts_reuse(Ts *ts, IrNode *n);
+IrNode *ts_python_scalar(Ts *ts, IrNode *n); /* as a weak Python int, float or bool (NEP 50) */
+IrNode *ts_numpy_scalar(Ts *ts, IrNode *n);  /* as a strong NumPy scalar of its dtype */
 IrNode *ts_scalar_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
 IrNode *ts_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
 IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x);

@@ -1,0 +1,260 @@
+"""NEP 50's scalar rules, for every kind of scalar lorikeet makes (issue 12, item 1). A Python int, float or bool
+is weak: an operation with a NumPy value takes the NumPy value's dtype (an int8 array plus len(a) is int8).
+CPython makes one wherever the code calls len(), reads a.shape[k], a.size, a.ndim, a.itemsize or a.nbytes,
+counts with range(), converts with int(), float() or bool(), calls the math module or .item(), compares two
+Python numbers, or calls a function that returns one; it stays one in a variable and through a return. A NumPy
+function returns a NumPy scalar, which is strong even when its arguments were Python numbers.
+
+Each row is a producer of a scalar, run in a function with an array `a` and a NumPy scalar `v` of each dtype,
+and combined with them by every consumer (operators, comparisons, unary operators, returning it). The function
+runs in CPython and compiled; every consumer's result must agree in value and in type (type(x) for scalars,
+x.dtype for arrays)."""
+import importlib.util
+import math
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+
+DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.int64, np.uint64, np.float16, np.float32, np.float64]
+
+# (name, the Python scalar's kind, lines before the return, the expression that gives it)
+PRODUCERS = [
+    ("len", "int", "", "len(a)"),
+    ("shape", "int", "", "a.shape[0]"),
+    ("shape_unpacked", "int", "n, = a.shape", "n"),
+    ("size", "int", "", "a.size"),
+    ("ndim", "int", "", "a.ndim"),
+    ("itemsize", "int", "", "a.itemsize"),
+    ("nbytes", "int", "", "a.nbytes // a.itemsize"),
+    ("scalar_size", "int", "", "v.size + v.ndim"),
+    ("range_var", "int", "k = 0\nfor i in range(np.int8(1), len(a)):\n    k = i", "k"),
+    ("int_of_numpy", "int", "", "int(v) + 1"),
+    ("int_of_elem", "int", "", "int(a[1])"),
+    ("item", "int", "", "int(a[1].item())"),
+    ("math_floor", "int", "", "math.floor(float(a[1]) + 0.5)"),
+    ("math_trunc", "int", "", "math.trunc(len(a) * 0.9)"),
+    ("plain_helper", "int", "", "py_len(a)"),
+    ("jitted_helper", "int", "", "jit_len(a)"),
+    ("stored", "int", "m = len(a)\nm = m * 2", "m - 4"),
+    ("float_of_numpy", "float", "", "float(v) + 0.5"),
+    ("float_helper", "float", "", "py_three()"),
+    ("math_sqrt", "float", "", "math.sqrt(len(a) + 1)"),
+    ("bool_of_numpy", "bool", "", "bool(v)"),
+    ("python_compare", "bool", "", "len(a) > 1"),
+    ("not_numpy", "bool", "", "not a[0]"),
+    ("compare_helper", "bool", "", "py_positive(len(a))"),
+]
+
+# consumers by the producer's kind: X is the producer's value, a the array, v the NumPy scalar
+CONSUMERS = {
+    "int": ["X", "a + X", "X * a", "v + X", "X - v", "a // X", "v * X", "X + X", "X // 2", "X / 2", "-X", "~X",
+            "X > 1", "v < X", "a <= X", "abs(X)", "max(X, 2)", "X if X > 0 else 0", "np.square(X) * a"],
+    "float": ["X", "a + X", "X * a", "v + X", "X - v", "a / X", "X + X", "X // 2", "-X", "X > 1", "v < X",
+              "a <= X", "np.sqrt(X) * a"],
+    "bool": ["X", "a + X", "v * X", "X + X", "X - X", "-X", "~X", "+X", "X + 1", "X * 2.5", "X > 0", "v == X",
+             "(a > 1) & X", "not X", "np.logical_not(X)", "np.add(X, X)"],
+}
+
+HELPERS = '''
+import math
+import numpy as np
+import lorikeet as lk
+
+
+def py_len(a):
+    return len(a)
+
+
+def py_three():
+    return 3.0
+
+
+def py_positive(k):
+    return k > 0
+
+
+@lk.jit
+def jit_len(a):
+    return len(a)
+'''
+
+
+def consumer_source(name, pre, expr, kind):
+    body = textwrap.indent(pre, "    ") + "\n" if pre else ""
+    items = ", ".join("(" + c.replace("X", "x") + ")" for c in CONSUMERS[kind])
+    return f"def {name}(a, v):\n{body}    x = {expr}\n    return ({items},)\n"
+
+
+@pytest.fixture(scope="module")
+def producers(tmp_path_factory):
+    """The module of every producer's function, written to a file (lorikeet reads the source)."""
+    src = HELPERS + "\n\n" + "\n\n".join(consumer_source("p_" + n, pre, e, k) for n, k, pre, e in PRODUCERS)
+    path = tmp_path_factory.mktemp("nep50") / "nep50_producers.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("lk_nep50_producers", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    yield mod
+    del sys.modules[spec.name]
+
+
+def describe(x):
+    return f"{x.dtype} array {x.tolist()}" if isinstance(x, np.ndarray) else f"{type(x).__name__} {x!r}"
+
+
+def same(got, want):
+    if isinstance(want, np.ndarray):
+        return isinstance(got, np.ndarray) and got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+    if type(got) is not type(want):
+        return False
+    return got == want or (isinstance(want, (float, np.floating)) and math.isnan(want) and math.isnan(got))
+
+
+def reference(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return fn(*args)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name,kind,pre,expr", PRODUCERS, ids=[p[0] for p in PRODUCERS])
+def test_python_scalars_are_weak(producers, name, kind, pre, expr, dtype):
+    fn = getattr(producers, "p_" + name)
+    a = np.array([1, 2, 3]).astype(dtype)
+    v = dtype(2)
+    want = reference(fn, a, v)
+    got = lk.jit(fn)(a, v)
+    bad = [f"{c.replace('X', expr)}: lorikeet {describe(g)}, CPython {describe(w)}"
+           for c, g, w in zip(CONSUMERS[kind], got, want) if not same(g, w)]
+    assert not bad, "\n".join(bad)
+
+
+# ---- NumPy functions of Python scalars give strong NumPy scalars ----
+
+def square_times(a):
+    return np.square(300) * a
+
+
+def numpy_scalars_compare(x):
+    return np.int32(5) >= np.square(2147483647), np.add(True, True), np.sqrt(True), np.maximum(x, 2) + np.int8(1)
+
+
+def numpy_scalar_kept(a, k):
+    s = np.add(k, 1)   # an int64 NumPy scalar, in a variable
+    return a + s, np.multiply(k, a), np.floor(k) * a
+
+
+def test_numpy_function_of_python_int_is_strong():
+    a = np.ones(2, np.int8)
+    got, want = lk.jit(square_times)(a), square_times(a)
+    assert got.dtype == want.dtype == np.int64 and got.tolist() == want.tolist() == [90000, 90000]
+    for got, want in zip(lk.jit(numpy_scalars_compare)(3), numpy_scalars_compare(3)):
+        assert same(got, want), (describe(got), describe(want))
+    for got, want in zip(lk.jit(numpy_scalar_kept)(a, 7), numpy_scalar_kept(a, 7)):
+        assert same(got, want), (describe(got), describe(want))
+
+
+# ---- comparisons of an integer dtype with a Python int are by value (NumPy 2 never converts the int) ----
+
+def compare_all(x, k):
+    return x < k, x <= k, x == k, x != k, x > k, x >= k, k < x, k == x, k >= x
+
+
+def compare_len(x, a):
+    n = len(a)
+    return x < n, x == n, x > n, n <= x, n != x
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("x,k", [(3, 300), (3, -1), (0, -2**63), (127, 2**63 - 1), (1, 1), (100, 70000)])
+def test_integer_compared_with_python_int_by_value(dtype, x, k):
+    x = dtype(x)
+    assert lk.jit(compare_all)(x, k) == compare_all(x, k)
+    arr = np.array([x, 0], dtype)
+    got, want = lk.jit(compare_all)(arr, k), compare_all(arr, k)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.tolist() == w.tolist()
+
+
+def compare_literals(x):
+    return x > -6, x >= -6, x < -6, x != -6, -6 < x, x < 300, x == 2**63 - 1
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint64, np.int64])
+def test_integer_compared_with_out_of_range_literal_by_value(dtype):
+    for x in (dtype(0), dtype(5), np.array([0, 5], dtype)):
+        got, want = lk.jit(compare_literals)(x), compare_literals(x)
+        assert [describe(g) for g in got] == [describe(w) for w in want]
+
+
+def test_integer_compared_with_len_by_value():
+    a = np.zeros(300)
+    for dtype in (np.uint8, np.int8, np.uint64):
+        x = dtype(44)  # 300 wraps to 44 in uint8
+        got, want = lk.jit(compare_len)(x, a), compare_len(x, a)
+        assert got == want and [type(g) for g in got] == [type(w) for w in want]
+
+
+# ---- Python bools from comparisons and bool() add like ints ----
+
+def count_positive(x):
+    return (x > 0) + (x > 1) + (x > 2)
+
+
+def bool_twice(x):
+    b = bool(x)
+    return b + b, -(x > 0), ~(x > 0), np.int8(2) + ((x < 3) + 1)
+
+
+def test_comparisons_of_python_numbers_are_python_bools():
+    for x in (5, 1, -1, 2.5):
+        assert lk.jit(count_positive)(x) == count_positive(x)
+        assert type(lk.jit(count_positive)(x)) is int
+        got, want = lk.jit(bool_twice)(x), bool_twice(x)
+        assert [describe(g) for g in got] == [describe(w) for w in want]
+
+
+def chained(x, a):
+    return 0 < x < 10, 0 < a[0] < 10
+
+
+def test_chained_comparison_is_python_bool_of_python_numbers():
+    a = np.array([3], np.int8)
+    got, want = lk.jit(chained)(4, a), chained(4, a)
+    assert [describe(g) for g in got] == [describe(w) for w in want]
+
+
+# ---- a weak value through a return and a call ----
+
+def loop_sum(a):
+    s = 0
+    for i in range(len(a)):
+        s = s + i
+    return s
+
+
+def calls_loop_sum(a):
+    return a + loop_sum(a), loop_sum(a)
+
+
+def test_weak_through_calls_and_returns():
+    a = np.array([1, 2, 3], np.int16)
+    got, want = lk.jit(calls_loop_sum)(a), calls_loop_sum(a)
+    assert [describe(g) for g in got] == [describe(w) for w in want]
+    assert type(lk.jit(loop_sum)(a)) is int
+
+
+def numpy_results(a):
+    return a.sum(), a[0], np.float64(2.5), np.int64(3), a[0] > 1, np.sum(a > 1) > 0
+
+
+def test_strong_int64_float64_and_bool_results_are_numpy_scalars():
+    a = np.array([1, 2, 3])
+    got, want = lk.jit(numpy_results)(a), numpy_results(a)
+    assert [describe(g) for g in got] == [describe(w) for w in want]
