@@ -80,6 +80,7 @@ int lk_ensure_untyped(LkDispatcher *d)
 void lk_free_spec(LkSpec *s)
 {
     if (!s) return;
+    if (s->backend) s->backend->release(s->module); /* the last spec of a compilation frees its code */
     free(s->typed_ir);
     free(s->llvm_ir);
     rt_names_free(&s->names);
@@ -109,6 +110,16 @@ static bool compilation_key(const BeBackend *be, const BeOptions *bopts, const u
     ir_hash_hex(key, hex);
     snprintf(module, LK_MODULE_CHARS, "lk%.32s", hex);
     return true;
+}
+
+/* Code that no spec will hold: its hold is given back (the last frees it). */
+static void drop_code(const BeBackend *be, const char *module, BeCompiled *code)
+{
+    be->release(module);
+    rt_names_free(&code->names);
+    free(code->ir_text);
+    free(code->object);
+    free(code);
 }
 
 static LkSpec *compile_failed(RtArena *arena, IrType **types, char *typed_text, const LkDiag *diag)
@@ -202,24 +213,22 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
         lk_diag_set(&diag, LK_ERR_INTERNAL, typed->file, typed->line, 0, "the %s backend changed the IR it compiled",
                     be->name);
         lk_cache_done(ticket, NULL, be);
-        free(code->ir_text);
-        free(code->object);
-        free(code);
+        drop_code(be, module, code);
         return compile_failed(arena, types, typed_text, &diag);
     }
     lk_cache_done(ticket, code, be); /* the code is loaded and its entry found: now it may be saved */
     if (io->save) {
         io->saved = be->save(code, &io->saved_size, &diag);
         if (!io->saved) {
-            free(code->ir_text);
-            free(code->object);
-            free(code);
+            drop_code(be, module, code);
             return compile_failed(arena, types, typed_text, &diag);
         }
     }
     LkSpec *s = PyMem_Calloc(1, sizeof *s);
     for (Py_ssize_t i = 0; i < nargs; i++) lk_key_arg(PyTuple_GET_ITEM(args, i), s->key, &s->keylen);
     s->entry = code->entry;
+    s->backend = be;
+    memcpy(s->module, module, sizeof s->module);
     s->names = code->names;
     s->arg_types = types;
     s->nargs = (int)nargs;

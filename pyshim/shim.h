@@ -27,6 +27,7 @@
 #include "../backends/backend.h"
 
 #define LK_KEY_MAX 256
+#define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
 #define LK_MAX_SLOTS 1024
 #define LK_MAX_ARRAYS 128
 
@@ -47,9 +48,9 @@ typedef struct LkSpec {
     bool device_data;  /* BeCompiled.device_data: arrays travel to the device and back (gpu_call.c) */
     bool writes_args;
     bool declared;     /* compiled for a declared signature (warm-up): any-layout arrays here also take C ones */
+    const BeBackend *backend; /* holds the code of compilation `module` once: lk_free_spec gives it back */
+    char module[LK_MODULE_CHARS];
 } LkSpec;
-
-#define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
 
 /* What one compilation keeps or reuses besides its code (lk_compile's io; NULL: nothing) */
 typedef struct LkCodeIo {

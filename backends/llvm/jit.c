@@ -2,7 +2,8 @@
  * Code is compiled for the target target.c chooses: the host CPU's name and features (so loops vectorise to
  * AVX2/AVX-512 where present), or the x86-64 level LORIKEET_CPU names.
  * Runtime functions are given to the JIT as absolute symbols (they are hidden in our shared object); libm is
- * found in the process. Compiled code is never unloaded. */
+ * found in the process. Each object file's code is added under a resource tracker of its own, so that it can be
+ * freed when nothing uses it (llvm_backend.c counts the holds). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,16 +147,30 @@ LLVMMemoryBufferRef cg_jit_emit_object(LLVMModuleRef mod, LkDiag *diag)
     return obj;
 }
 
-/* Adds an object file's code to the process (taking the buffer); false with diag set. Its symbols must not be
- * defined yet (cg_jit_find first). */
-bool cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag)
+/* Adds an object file's code to the process (taking the buffer) under a resource tracker of its own, which
+ * cg_jit_remove gives back to free that code; NULL with diag set. Its symbols must not be defined yet
+ * (cg_jit_find first). */
+LLVMOrcResourceTrackerRef cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag)
 {
-    LLVMErrorRef err = LLVMOrcLLJITAddObjectFile(jit, LLVMOrcLLJITGetMainJITDylib(jit), obj);
+    LLVMOrcResourceTrackerRef tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit));
+    LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(jit, tracker, obj);
     if (err) {
         set_llvm_error(diag, "adding machine code to the JIT", err);
-        return false;
+        LLVMOrcReleaseResourceTracker(tracker);
+        return NULL;
     }
-    return true;
+    return tracker;
+}
+
+/* Frees the code and symbols added under tracker (its memory goes back to the process) and the tracker. Nothing
+ * may run that code or look up its symbols any more. A failure (LLVM found nothing to free) leaves the code. */
+void cg_jit_remove(LLVMOrcResourceTrackerRef tracker)
+{
+    LLVMErrorRef err = LLVMOrcResourceTrackerRemove(tracker);
+    if (err) LLVMConsumeError(err);
+    LLVMOrcReleaseResourceTracker(tracker);
+    /* the names of its symbols (and those looked up and not found) stay interned until the pool is swept */
+    LLVMOrcSymbolStringPoolClearDeadEntries(LLVMOrcExecutionSessionGetSymbolStringPool(LLVMOrcLLJITGetExecutionSession(jit)));
 }
 
 /* The address of a symbol of compiled code, or NULL when no module defines it (or it fails to link: then

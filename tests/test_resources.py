@@ -1,0 +1,128 @@
+"""Resources: compiled code is freed with the last dispatcher that uses it (code shared by several, or loaded from
+the disk cache, stays while one holds it). Growth is measured in fresh processes, as RSS per dropped dispatcher."""
+import gc
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import lorikeet as lk
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYSHIM = os.path.join(HERE, "..", "pyshim")
+
+
+def fresh_process(folder, code, *args):
+    """Runs code (as a file: lorikeet reads its functions' source) in a new interpreter without the disk cache;
+    its last line of output."""
+    script = folder / "script.py"
+    script.write_text(code)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([PYSHIM, os.environ.get("PYTHONPATH", "")]), LORIKEET_CACHE="0")
+    r = subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout.strip().splitlines()[-1]
+
+
+RSS = """
+import gc, os
+def rss():
+    gc.collect()
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+"""
+
+# ---------------------------------------------------------------- compiled code is freed
+
+DROPPED = RSS + """
+import sys
+import numpy as np, lorikeet as lk
+n = int(sys.argv[1])
+def make(k):
+    def f(a):
+        return (a * k).sum() + k
+    return lk.jit(f)
+a = np.arange(4.0)
+for k in range(50):  # the JIT, the allocator's pools
+    make(k)(a)
+r0 = rss()
+for k in range(n):
+    assert make(k + 1000)(a) == (a * (k + 1000)).sum() + k + 1000
+print((rss() - r0) / n)
+"""
+
+
+def test_dropped_dispatchers_free_their_code(tmp_path):
+    # before code was freed: 12.8 KB of RSS per closure compiled and dropped (2,000 of them: 24 MB); now ~0
+    per_dispatcher = float(fresh_process(tmp_path, DROPPED, 400))
+    assert per_dispatcher < 4096, f"{per_dispatcher:.0f} bytes of RSS per dropped dispatcher"
+
+
+def total(a):
+    return (a * 2.0).sum() + a[0]
+
+
+def test_code_shared_by_two_dispatchers_lives_while_either_does():
+    a = np.arange(5.0)
+    for _ in range(3):
+        d1, d2 = lk.jit(total, cache=False), lk.jit(total, cache=False)
+        assert d1(a) == total(a)
+        assert d2(a) == total(a) and d2.cache_info()["compiles"] == 1  # the same compilation: code shared
+        del d1
+        gc.collect()
+        for _ in range(100):
+            assert d2(a) == total(a)
+        del d2
+        gc.collect()  # the last holder gone: the code is freed, and compiled again on the next round
+
+
+def test_saved_code_loaded_beside_compiled_code_and_dropped_in_any_order():
+    a = np.arange(6.0)
+    d1 = lk.jit(total, cache=False)
+    saved = d1._save((a,))
+    d2 = lk.jit(total, cache=False)
+    d2._load((a,), saved)  # the same compilation: shares d1's code
+    del d1
+    gc.collect()
+    assert d2(a) == total(a)
+    del d2
+    gc.collect()
+    d3 = lk.jit(total, cache=False)
+    d3._load((a,), saved)  # nothing holds it now: loaded again
+    assert d3(a) == total(a)
+
+
+def cached_kernel(a, k):
+    return (a + k).max()
+
+
+def test_code_loaded_from_the_disk_cache_after_the_first_copy_was_freed():
+    a = np.arange(7.0)
+    d1 = lk.jit(cached_kernel)
+    assert d1(a, 2) == cached_kernel(a, 2)  # compiled and saved (or loaded, if a run before saved it)
+    del d1
+    gc.collect()
+    for _ in range(2):
+        d = lk.jit(cached_kernel)
+        assert d(a, 3) == cached_kernel(a, 3)
+        assert d.cache_info()["hits"] == 1, d.cache_info()
+        del d
+        gc.collect()
+
+
+def test_dropping_a_dispatcher_leaves_other_compilations_running():
+    a = np.arange(9.0)
+
+    def make(k):
+        def f(x):
+            return (x * k).sum()
+        return lk.jit(f, cache=False)
+
+    kept = [make(k) for k in range(20)]
+    for k, d in enumerate(kept):
+        assert d(a) == (a * k).sum()
+    del kept[::2]
+    gc.collect()
+    for k, d in zip(range(1, 20, 2), kept):
+        assert d(a) == (a * k).sum()
