@@ -9,6 +9,7 @@ import sys
 import weakref
 
 import numpy as np
+import pytest
 
 import lorikeet as lk
 
@@ -129,6 +130,24 @@ def test_dropping_a_dispatcher_leaves_other_compilations_running():
     gc.collect()
     for k, d in zip(range(1, 20, 2), kept):
         assert d(a) == (a * k).sum()
+
+
+def long_chain_source(n):
+    return ("def chain(a):\n    n = len(a)\n    s = 0.0\n" + "".join(f"    s += a[{i} % n] * {i % 7}\n" for i in range(n))
+            + "    return s\n")
+
+
+def test_long_straight_line_code_with_a_check_per_statement(tmp_path):
+    # 300 indexed statements, each with a ZeroDivisionError and a bounds check (compile time: issue 12, r12)
+    path = tmp_path / "chain300.py"
+    path.write_text(long_chain_source(300))
+    ns = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    f = lk.jit(ns["chain"], cache=False)
+    for a in (np.arange(7.0), np.arange(1.0), np.arange(300.0) * 0.5):
+        assert f(a) == ns["chain"](a)
+    with pytest.raises(ZeroDivisionError):
+        f(np.zeros(0))
 
 
 # ---------------------------------------------------------------- lk.map from Python
