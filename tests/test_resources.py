@@ -1,11 +1,12 @@
 """Resources: compiled code is freed with the last dispatcher that uses it (code shared by several, or loaded from
 the disk cache, stays while one holds it); lk.map and the other operators called from Python reuse a wrapper for
-a function with the same code and values and let it go. Growth is measured in fresh processes, as RSS per dropped
-dispatcher or per call."""
+a function with the same code and values and let it go; Python threads call, compile and drop dispatchers at once
+with NumPy's answers. Growth is measured in fresh processes, as RSS per dropped dispatcher or per call."""
 import gc
 import os
 import subprocess
 import sys
+import threading
 import weakref
 
 import numpy as np
@@ -219,3 +220,62 @@ def test_lk_map_with_a_new_lambda_each_call_stays_flat(tmp_path):
     # last few dozen are freed with their code
     per_call = float(fresh_process(tmp_path, LK_MAP, 300))
     assert per_call < 8192, f"{per_call:.0f} bytes of RSS per lk.map call"
+
+
+# ---------------------------------------------------------------- threads
+
+
+def shared_kernel(a, b):
+    return (a * b + 1.0).sum()
+
+
+def test_eight_threads_compile_call_and_drop_at_once():
+    """8 threads at once: each compiles new functions (closures of its own values) and new signatures of one
+    shared dispatcher, makes and drops dispatchers of one function (the same compiled code, held and freed
+    while other threads run it), and checks every answer against NumPy."""
+    shared = lk.jit(shared_kernel, cache=False)
+    dtypes = [np.float64, np.float32, np.int64, np.int32, np.int16, np.uint8, np.float16, np.int8]
+    errors = []
+    start = threading.Barrier(8)
+
+    def work(t):
+        try:
+            rng = np.random.default_rng(t)
+            start.wait()
+            for rnd in range(6):
+                dt = dtypes[(t + rnd) % len(dtypes)]
+                a = (rng.random(17 + t) * 10).astype(dt)
+                b = (rng.random(17 + t) * 10).astype(dt)
+                got = shared(a, b)  # new signatures of a shared dispatcher, from several threads
+                want = shared_kernel(a, b)
+                assert np.isclose(got, want, rtol=1e-2 if dt == np.float16 else 1e-6), (dt, got, want)
+
+                k = t * 100 + rnd  # a new function: a closure of this thread's value
+
+                def own(x):
+                    return (x * k).max() - k
+
+                f = lk.jit(own, cache=False)
+                x = np.arange(5.0 + t)
+                assert f(x) == own(x)
+                assert f(x.reshape(1, -1)) == own(x.reshape(1, -1))  # and a second signature
+                del f
+
+                g = lk.jit(shared_kernel, cache=False)  # a dispatcher of code other threads hold and run
+                c = np.full(8, float(t))
+                assert g(c, c) == shared_kernel(c, c)
+                del g
+                gc.collect()
+                np.testing.assert_array_equal(lk.map(lambda v: v * k, x), x * k)
+        except BaseException as e:  # noqa: BLE001 (reported below, with the thread)
+            errors.append((t, repr(e)))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=600)
+    assert not any(th.is_alive() for th in threads), "a thread did not finish"
+    assert not errors, errors
+    a = np.arange(10.0)
+    assert shared(a, a) == shared_kernel(a, a)
