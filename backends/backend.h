@@ -48,7 +48,8 @@ typedef struct BeBackend {
     const char *name;
     /* false with `why` set when the backend cannot run on this machine */
     bool (*available)(LkDiag *why);
-    /* NULL with diag set on failure; the result lives as long as the process (code is never unloaded) */
+    /* NULL with diag set on failure. The result holds the code of the compilation opts->module once (code the
+     * process already has is shared, not compiled again): its holder gives the hold back with release(). */
     BeCompiled *(*compile)(IrFunc *typed, const BeOptions *opts, LkDiag *diag);
     /* The inputs of a compilation's key that only the backend knows, as malloc'd text: whatever besides the IR
      * changes the code it makes (target, CPU name and features, its compiler's version, math libraries, the
@@ -58,8 +59,12 @@ typedef struct BeBackend {
      * key_extras are the same; NULL with diag set when the code was not kept. */
     void *(*save)(const BeCompiled *code, size_t *size, LkDiag *diag);
     /* Saved code made runnable, for a compilation named opts->module (bytes of another compilation are
-     * refused); NULL with diag set on failure. Like compile()'s result, it is never unloaded. */
+     * refused); NULL with diag set on failure. Like compile()'s result, it holds the code once. */
     BeCompiled *(*load)(const void *bytes, size_t size, const BeOptions *opts, LkDiag *diag);
+    /* Gives back one hold that compile() or load() returned on the code of compilation `module`; the last frees
+     * the code (and what it alone uses: a gpu compilation's kernels). Its entry must not be running or be
+     * called again. The BeCompiled itself is the caller's to free. */
+    void (*release)(const char *module);
 } BeBackend;
 
 /* The CUDA C the gpu backend makes of typed (after ir_optimize, as every backend gets it): every kernel of the

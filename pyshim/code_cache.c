@@ -266,7 +266,8 @@ static void verify_hit(PyObject *mod, PyObject *ticket, IrFunc *typed, const BeB
 }
 
 BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, IrFunc *typed, const BeBackend *be,
-                           const BeOptions *bopts, const char *unplaced, PyObject **ticket, LkPosMap **posmap)
+                           const BeOptions *bopts, const char *unplaced, PyObject **ticket, LkPosMap **posmap,
+                           char loaded_as[LK_MODULE_CHARS])
 {
     *ticket = NULL;
     *posmap = NULL;
@@ -286,7 +287,10 @@ BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, IrFunc *t
             BeOptions as = *bopts; /* the code's symbols carry the name it was compiled under */
             as.module = PyUnicode_AsUTF8(saved_as);
             code = as.module ? be->load(PyBytes_AS_STRING(obj), (size_t)PyBytes_GET_SIZE(obj), &as, &diag) : NULL;
-            if (code) *posmap = pos_map(PyTuple_GET_ITEM(r, 3), code);
+            if (code) {
+                *posmap = pos_map(PyTuple_GET_ITEM(r, 3), code);
+                snprintf(loaded_as, LK_MODULE_CHARS, "%s", as.module); /* the name its code holds in the JIT */
+            }
             PyObject *done = PyObject_CallMethod(mod, "loaded", "Os", *ticket, code ? "" : diag.message);
             Py_XDECREF(done);
             if (code && verify_wanted() && strcmp(as.module, bopts->module) == 0)

@@ -80,6 +80,7 @@ int lk_ensure_untyped(LkDispatcher *d)
 void lk_free_spec(LkSpec *s)
 {
     if (!s) return;
+    if (s->backend) s->backend->release(s->module); /* the last spec of a compilation frees its code */
     free(s->typed_ir);
     free(s->llvm_ir);
     rt_names_free(&s->names);
@@ -110,6 +111,16 @@ static bool compilation_key(const BeBackend *be, const BeOptions *bopts, const u
     ir_hash_hex(key, hex);
     snprintf(module, LK_MODULE_CHARS, "lk%.32s", hex);
     return true;
+}
+
+/* Code that no spec will hold: its hold is given back (the last frees it). */
+static void drop_code(const BeBackend *be, const char *module, BeCompiled *code)
+{
+    be->release(module);
+    rt_names_free(&code->names);
+    free(code->ir_text);
+    free(code->object);
+    free(code);
 }
 
 static LkSpec *compile_failed(RtArena *arena, IrType **types, char *typed_text, const LkDiag *diag)
@@ -190,7 +201,9 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
             char unplaced_hex[2 * IR_HASH_BYTES + 1];
             ir_hash_func_unplaced(typed, unplaced);
             ir_hash_hex(unplaced, unplaced_hex);
-            code = lk_cache_fetch(d, types, (int)nargs, typed, be, &bopts, unplaced_hex, &ticket, &posmap);
+            char loaded_as[LK_MODULE_CHARS];
+            code = lk_cache_fetch(d, types, (int)nargs, typed, be, &bopts, unplaced_hex, &ticket, &posmap, loaded_as);
+            if (code) memcpy(module, loaded_as, sizeof module); /* held under that name: released under it */
         }
         if (!code) {
             bopts.keep_object = io->save || ticket;
@@ -211,24 +224,22 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
                     be->name);
         lk_cache_done(ticket, NULL, be);
         PyMem_Free(posmap);
-        free(code->ir_text);
-        free(code->object);
-        free(code);
+        drop_code(be, module, code);
         return compile_failed(arena, types, typed_text, &diag);
     }
     lk_cache_done(ticket, code, be); /* the code is loaded and its entry found: now it may be saved */
     if (io->save) {
         io->saved = be->save(code, &io->saved_size, &diag);
         if (!io->saved) {
-            free(code->ir_text);
-            free(code->object);
-            free(code);
+            drop_code(be, module, code);
             return compile_failed(arena, types, typed_text, &diag);
         }
     }
     LkSpec *s = PyMem_Calloc(1, sizeof *s);
     for (Py_ssize_t i = 0; i < nargs; i++) lk_key_arg(PyTuple_GET_ITEM(args, i), s->key, &s->keylen);
     s->entry = code->entry;
+    s->backend = be;
+    memcpy(s->module, module, sizeof s->module);
     s->names = code->names;
     s->posmap = posmap;
     s->arg_types = types;

@@ -27,6 +27,7 @@
 #include "../backends/backend.h"
 
 #define LK_KEY_MAX 256
+#define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
 #define LK_MAX_SLOTS 1024
 #define LK_MAX_ARRAYS 128
 
@@ -49,9 +50,9 @@ typedef struct LkSpec {
     bool declared;     /* compiled for a declared signature (warm-up): any-layout arrays here also take C ones */
     struct LkPosMap *posmap; /* code from the disk cache compiled elsewhere in the file system or the file: how its
                               * error records' positions map to this process's (lk_cache_rebase), else NULL */
+    const BeBackend *backend; /* holds the code of compilation `module` once: lk_free_spec gives it back */
+    char module[LK_MODULE_CHARS];
 } LkSpec;
-
-#define LK_MODULE_CHARS 35 /* a compilation's name: "lk" and 32 hex digits */
 
 /* What one compilation keeps or reuses besides its code (lk_compile's io; NULL: nothing) */
 typedef struct LkCodeIo {
@@ -138,10 +139,12 @@ extern const RtImageStore lk_image_store;
  * loaded, or NULL: then *ticket, when set, is the key to save the compiled code under (lk_cache_done). Code
  * compiled from the same source at other lines or in another file is loaded under the name it was saved with, and
  * *posmap (PyMem_Malloc'd, else NULL) rebases the positions its errors name. typed is compiled too on a hit
- * with LORIKEET_CACHE_VERIFY=1, to compare. Never raises; keeps a pending exception. */
+ * with LORIKEET_CACHE_VERIFY=1, to compare. On a hit, loaded_as is the name the code holds (its release's).
+ * Never raises; keeps a pending exception. */
 typedef struct LkPosMap LkPosMap;
 BeCompiled *lk_cache_fetch(LkDispatcher *d, IrType **types, int nargs, IrFunc *typed, const BeBackend *be,
-                           const BeOptions *bopts, const char *unplaced, PyObject **ticket, LkPosMap **posmap);
+                           const BeOptions *bopts, const char *unplaced, PyObject **ticket, LkPosMap **posmap,
+                           char loaded_as[LK_MODULE_CHARS]);
 /* An error record of code loaded with a posmap: its file and line made this process's (the record is changed) */
 void lk_cache_rebase(const LkPosMap *map, RtError *err);
 /* Saves code (compiled with keep_object, loaded and found; NULL: it failed) under ticket and drops the ticket. */

@@ -74,7 +74,7 @@ static int load_driver(void)
     SYM(MemGetInfo, "cuMemGetInfo_v2") SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
     SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2") SYM(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")
     SYM(MemsetD8Async, "cuMemsetD8Async") SYM(ModuleLoadDataEx, "cuModuleLoadDataEx")
-    SYM(ModuleGetFunction, "cuModuleGetFunction") SYM(LaunchKernel, "cuLaunchKernel")
+    SYM(ModuleGetFunction, "cuModuleGetFunction") SYM(ModuleUnload, "cuModuleUnload") SYM(LaunchKernel, "cuLaunchKernel")
     SYM(PointerGetAttribute, "cuPointerGetAttribute") SYM(EventCreate, "cuEventCreate")
     SYM(EventRecord, "cuEventRecord") SYM(EventSynchronize, "cuEventSynchronize")
     SYM(StreamWaitEvent, "cuStreamWaitEvent")
@@ -438,12 +438,23 @@ RtGpuModule *rt_gpu_module_load(const void *image, size_t size, int is_ptx, cons
                       LK_ERR_INTERNAL, diag) < 0) {
             size_t used = strlen(diag->message);
             snprintf(diag->message + used, sizeof diag->message - used, " for kernel %s", kernels[i]);
-            free(m); /* the module stays loaded: modules are never unloaded */
+            gpu_cu.ModuleUnload(module);
+            free(m);
             return NULL;
         }
     }
     gpu_count_module();
     return m;
+}
+
+void rt_gpu_module_unload(RtGpuModule *m)
+{
+    if (!m) return;
+    LkDiag diag = {0};
+    /* its kernels may still be queued on any thread's stream (launches are asynchronous): wait for the device.
+     * A device that cannot be waited for (lost, or CUDA unusable after fork) keeps the module. */
+    if (gpu_enter(&diag) == 0 && gpu_cu.CtxSynchronize() == CUDA_SUCCESS) gpu_cu.ModuleUnload(m->module);
+    free(m);
 }
 
 /* Blocks for n work items. ELEMENTS: one item per thread up to ELEMENT_BLOCKS_PER_SM blocks an SM (so work

@@ -239,10 +239,12 @@ typedef struct RtImageStore {
 void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, size_t *size, int *is_ptx,
                        char **log, const RtImageStore *disk, LkDiag *diag);
 
-/* A module of kernels loaded on the device: never unloaded (as compiled host code is not). */
+/* A module of kernels loaded on the device, unloaded (after waiting for the device) when the host code that
+ * launches them is freed. */
 typedef struct RtGpuModule RtGpuModule;
 RtGpuModule *rt_gpu_module_load(const void *image, size_t size, int is_ptx, const char *const *kernels, int nkernels,
                                 LkDiag *diag);
+void rt_gpu_module_unload(RtGpuModule *m);
 /* Whether kernel k of m can write the device error record (the backend knows which checks it emitted; a kernel
  * not told about may). Launching one marks this thread's stream as holding errors not read yet
  * (rt_gpu_errors_pending) until the next rt_gpu_sync. */

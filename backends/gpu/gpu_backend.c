@@ -305,11 +305,18 @@ static BeCompiled *gpu_load(const void *bytes, size_t size, const BeOptions *opt
     return code;
 }
 
+/* The last hold on a compilation frees its host code and unloads its kernels. */
+static void gpu_release(const char *module)
+{
+    rt_gpu_module_unload(be_llvm_release(module));
+}
+
 const BeBackend be_gpu = {
     .name = "gpu",
     .available = gpu_available,
     .compile = gpu_compile,
     .key_extras = gpu_key_extras,
     .save = gpu_save,
+    .release = gpu_release,
     .load = gpu_load,
 };

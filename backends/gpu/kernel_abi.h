@@ -152,6 +152,9 @@ BeCompiled *be_llvm_compile_gpu_host(IrFunc *f, const BeOptions *opts, const Gpu
 /* The module global of a gpu compilation of that name already in the process (then its kernels are loaded and its
  * host code compiled), else NULL. */
 void **be_llvm_gpu_module_slot(const char *module);
+/* Drops a hold on the llvm backends' code of that compilation (BeBackend.release); when it was the last, the code
+ * is freed and the RtGpuModule its global held is returned (for the caller to unload), else NULL. */
+void *be_llvm_release(const char *module);
 /* What besides the IR changes the host code: as the cpu backend's key_extras. */
 char *be_llvm_cpu_key_extras(const BeOptions *opts, LkDiag *diag);
 

@@ -250,9 +250,11 @@ bool cg_jit_init(LkDiag *diag);
 LLVMTargetMachineRef cg_jit_target_machine(void);
 bool cg_jit_optimize(LLVMModuleRef mod, LkDiag *diag);
 /* Compiled code as object files (what is saved, and loaded again in another process): emit an optimised module,
- * add an object's code (its symbols must be new: cg_jit_find first), find a symbol (NULL when undefined). */
+ * add an object's code under a tracker of its own (its symbols must be new: cg_jit_find first), free it again
+ * (cg_jit_remove), find a symbol (NULL when undefined). */
 LLVMMemoryBufferRef cg_jit_emit_object(LLVMModuleRef mod, LkDiag *diag);
-bool cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag);
+LLVMOrcResourceTrackerRef cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag);
+void cg_jit_remove(LLVMOrcResourceTrackerRef tracker);
 void *cg_jit_find(const char *name, LkDiag *diag);
 
 #endif

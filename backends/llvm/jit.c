@@ -2,13 +2,15 @@
  * Code is compiled for the target target.c chooses: the host CPU's name and features (so loops vectorise to
  * AVX2/AVX-512 where present), or the x86-64 level LORIKEET_CPU names.
  * Runtime functions are given to the JIT as absolute symbols (they are hidden in our shared object); libm is
- * found in the process. Compiled code is never unloaded. */
+ * found in the process. Each object file's code is added under a resource tracker of its own, so that it can be
+ * freed when nothing uses it (llvm_backend.c counts the holds). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include "cg.h"
@@ -59,6 +61,22 @@ static bool define_runtime_symbols(LkDiag *diag)
     return define_absolute_symbols(variants, nvariants, diag);
 }
 
+/* InstCombine sinks an instruction into the successor that uses it, one block per iteration of its fixpoint
+ * loop. Straight-line code with a check per statement (a bounds or ZeroDivisionError check branches to its
+ * raise block) is a chain of N blocks whose running values all sink block by block to the end: O(N^2) work in
+ * InstCombine (1,200 statements `s += a[i % n]`: 4 of its 5.5 s of O3), and every value then lives to the end,
+ * which the register allocator pays for again. LLVM 16 has no per-pass switch for it, only this option of the
+ * process's LLVM (read by every InstCombine run, ours only in practice: set once, before the JIT exists). The
+ * code generator's MachineSink still moves work into the blocks that use it. */
+static void set_llvm_options(void)
+{
+    static bool done;
+    if (done) return;
+    done = true;
+    static const char *const args[] = {"lorikeet", "-instcombine-code-sinking=false"};
+    LLVMParseCommandLineOptions(2, args, "lorikeet");
+}
+
 bool cg_jit_init(LkDiag *diag)
 {
     if (jit) return true;
@@ -66,6 +84,7 @@ bool cg_jit_init(LkDiag *diag)
         lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
         return false;
     }
+    set_llvm_options();
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
         snprintf(init_error, sizeof init_error, "LLVM has no native target for this machine");
         lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
@@ -146,16 +165,30 @@ LLVMMemoryBufferRef cg_jit_emit_object(LLVMModuleRef mod, LkDiag *diag)
     return obj;
 }
 
-/* Adds an object file's code to the process (taking the buffer); false with diag set. Its symbols must not be
- * defined yet (cg_jit_find first). */
-bool cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag)
+/* Adds an object file's code to the process (taking the buffer) under a resource tracker of its own, which
+ * cg_jit_remove gives back to free that code; NULL with diag set. Its symbols must not be defined yet
+ * (cg_jit_find first). */
+LLVMOrcResourceTrackerRef cg_jit_add_object(LLVMMemoryBufferRef obj, LkDiag *diag)
 {
-    LLVMErrorRef err = LLVMOrcLLJITAddObjectFile(jit, LLVMOrcLLJITGetMainJITDylib(jit), obj);
+    LLVMOrcResourceTrackerRef tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit));
+    LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(jit, tracker, obj);
     if (err) {
         set_llvm_error(diag, "adding machine code to the JIT", err);
-        return false;
+        LLVMOrcReleaseResourceTracker(tracker);
+        return NULL;
     }
-    return true;
+    return tracker;
+}
+
+/* Frees the code and symbols added under tracker (its memory goes back to the process) and the tracker. Nothing
+ * may run that code or look up its symbols any more. A failure (LLVM found nothing to free) leaves the code. */
+void cg_jit_remove(LLVMOrcResourceTrackerRef tracker)
+{
+    LLVMErrorRef err = LLVMOrcResourceTrackerRemove(tracker);
+    if (err) LLVMConsumeError(err);
+    LLVMOrcReleaseResourceTracker(tracker);
+    /* the names of its symbols (and those looked up and not found) stay interned until the pool is swept */
+    LLVMOrcSymbolStringPoolClearDeadEntries(LLVMOrcExecutionSessionGetSymbolStringPool(LLVMOrcLLJITGetExecutionSession(jit)));
 }
 
 /* The address of a symbol of compiled code, or NULL when no module defines it (or it fails to link: then

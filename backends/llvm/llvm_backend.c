@@ -166,20 +166,6 @@ static bool read_names(const char *module, RtNames *names, LkDiag *diag)
     return true;
 }
 
-/* Code already in the JIT (reused, or loaded from bytes) as a BeCompiled: its entry and its module's names. */
-static BeCompiled *installed(BeEntry entry, const char *module, double t0, LkDiag *diag)
-{
-    BeCompiled *out = calloc(1, sizeof *out);
-    out->entry = entry;
-    if (!read_names(module, &out->names, diag)) {
-        rt_names_free(&out->names);
-        free(out);
-        return NULL;
-    }
-    out->compile_ms = now_ms() - t0;
-    return out;
-}
-
 /* What save() writes and load() reads: this header, the entry's symbol, then the object file. */
 #define SAVED_MAGIC "lorikeet llvm object 1\n"
 
@@ -195,22 +181,120 @@ static bool keep_object(BeCompiled *out, const char *entry, LLVMMemoryBufferRef 
     return true;
 }
 
-/* The entry of the compilation's code: the one already in the process (a compilation with the same key made
- * the same code: compiled again, or loaded from the disk cache under another source key), else the object's,
- * added now. Takes obj. The JIT's symbol table is the process's one table from names to code; the lock makes
- * looking a name up and adding its object one step, so that two threads installing one compilation (the shim
- * holds the GIL today; a free-threaded Python would not) never add it twice, which LLVM refuses as a duplicate
- * definition. */
-static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+/* ---- the code in the process: one object per compilation name, held by every BeCompiled made of it ----
+ *
+ * The JIT's symbol table is the process's one table from compilation names to code. Each compilation's object is
+ * added under a resource tracker of its own and counted here: every BeCompiled that compile() or load() returns
+ * holds its code once (two dispatchers of one function, or a compilation loaded from the disk cache under
+ * another source key, share one object), and release() drops a hold; the last frees the code. A module only
+ * calls its own symbols (every function it defines is named after it, its callees are compiled into it) and
+ * the runtime's, so freeing one never breaks another. The lock makes looking a name up, adding its object and
+ * removing it one step each, so that two threads installing one compilation never add it twice (LLVM refuses
+ * a duplicate definition), and a name being freed is never found half gone. */
+typedef struct Installed {
+    char module[64];
+    LLVMOrcResourceTrackerRef tracker;
+    int holds;
+    bool gpu;  /* host code of a gpu compilation: its global holds the loaded RtGpuModule */
+} Installed;
 
-static BeEntry install(const char *entry, LLVMMemoryBufferRef obj, LkDiag *diag)
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static Installed *installs;
+static int ninstalls, cap_installs;
+
+static Installed *find_installed(const char *module)
 {
+    for (int i = 0; i < ninstalls; i++)
+        if (strcmp(installs[i].module, module) == 0) return &installs[i];
+    return NULL;
+}
+
+/* The entry of the compilation's code: the one already in the process (a compilation with the same key made the
+ * same code: compiled again, or loaded from the disk cache under another source key), else the object's, added
+ * now. Either way the caller holds the code once more. Takes obj. */
+static BeEntry install(const char *module, const char *entry, LLVMMemoryBufferRef obj, bool gpu, LkDiag *diag)
+{
+    void *addr = NULL;
     pthread_mutex_lock(&install_lock);
-    void *addr = cg_jit_find(entry, NULL);
-    if (addr) LLVMDisposeMemoryBuffer(obj);
-    else if (cg_jit_add_object(obj, diag)) addr = cg_jit_find(entry, diag);
+    Installed *in = find_installed(module);
+    if (in) {
+        LLVMDisposeMemoryBuffer(obj);
+        if ((addr = cg_jit_find(entry, diag))) in->holds++;
+    } else if (ninstalls == cap_installs &&
+               !(installs = realloc(installs, sizeof *installs * (size_t)(cap_installs = cap_installs * 2 + 16)))) {
+        LLVMDisposeMemoryBuffer(obj);
+        lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0, "out of memory adding compiled code");
+    } else {
+        LLVMOrcResourceTrackerRef tracker = cg_jit_add_object(obj, diag);
+        if (tracker && !(addr = cg_jit_find(entry, diag))) cg_jit_remove(tracker); /* it did not link */
+        if (addr) {
+            in = &installs[ninstalls++];
+            snprintf(in->module, sizeof in->module, "%s", module);
+            in->tracker = tracker;
+            in->holds = 1;
+            in->gpu = gpu;
+        }
+    }
     pthread_mutex_unlock(&install_lock);
     return (BeEntry)addr;
+}
+
+/* The entry of a compilation already in the process, held once more; NULL when it is not there. */
+static BeEntry acquire(const char *module, const char *entry)
+{
+    void *addr = NULL;
+    pthread_mutex_lock(&install_lock);
+    Installed *in = find_installed(module);
+    if (in && (addr = cg_jit_find(entry, NULL))) in->holds++;
+    pthread_mutex_unlock(&install_lock);
+    return (BeEntry)addr;
+}
+
+void *be_llvm_release(const char *module)
+{
+    void *gpu_module = NULL;
+    pthread_mutex_lock(&install_lock);
+    Installed *in = find_installed(module);
+    if (in && --in->holds == 0) {
+        if (in->gpu) {
+            char sym[512];
+            snprintf(sym, sizeof sym, "%s.gpu_module", module);
+            void **slot = cg_jit_find(sym, NULL);
+            gpu_module = slot ? *slot : NULL;
+        }
+        cg_jit_remove(in->tracker);
+        *in = installs[--ninstalls];
+    }
+    pthread_mutex_unlock(&install_lock);
+    return gpu_module;
+}
+
+static void llvm_release(const char *module)
+{
+    be_llvm_release(module);
+}
+
+/* A BeCompiled whose code could not be completed: its hold on the code is given back. */
+static void drop_compiled(BeCompiled *out, const char *module)
+{
+    if (out->entry) be_llvm_release(module);
+    free(out->ir_text);
+    free(out->object);
+    rt_names_free(&out->names);
+    free(out);
+}
+
+/* Code already in the JIT (reused, or loaded from bytes) as a BeCompiled: its entry and its module's names. */
+static BeCompiled *installed(BeEntry entry, const char *module, double t0, LkDiag *diag)
+{
+    BeCompiled *out = calloc(1, sizeof *out);
+    out->entry = entry;
+    if (!read_names(module, &out->names, diag)) {
+        drop_compiled(out, module);
+        return NULL;
+    }
+    out->compile_ms = now_ms() - t0;
+    return out;
 }
 
 static bool entry_name(char *buf, size_t n, const IrFunc *f, const BeOptions *opts, LkDiag *diag)
@@ -245,10 +329,8 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
     if (!entry_name(entry, sizeof entry, f, opts, diag)) return NULL;
     if (!opts->keep_ir_text && !opts->keep_object) {
         /* the same compilation made earlier in this process (another dispatcher of the same function) */
-        void *done = cg_jit_find(entry, NULL);
-        if (done) {
-            return installed((BeEntry)done, opts->module, t0, diag);
-        }
+        BeEntry done = acquire(opts->module, entry);
+        if (done) return installed(done, opts->module, t0, diag);
     }
 
     LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
@@ -297,13 +379,9 @@ static BeCompiled *compile_module(IrFunc *f, const BeOptions *opts, bool paralle
             LLVMDisposeMessage(text);
         }
         if (opts->keep_object) keep_object(out, entry, obj);
-        out->entry = install(entry, obj, diag);
-        if (out->entry && !read_names(opts->module, &out->names, diag)) out->entry = NULL;
-        if (!out->entry) {
-            free(out->ir_text);
-            free(out->object);
-            rt_names_free(&out->names);
-            free(out);
+        out->entry = install(opts->module, entry, obj, gpu != NULL, diag);
+        if (!out->entry || !read_names(opts->module, &out->names, diag)) {
+            drop_compiled(out, opts->module);
             out = NULL;
         }
     }
@@ -345,7 +423,7 @@ static BeCompiled *llvm_load(const void *bytes, size_t size, const BeOptions *op
     const char *obj_start = end + 1;
     LLVMMemoryBufferRef obj =
         LLVMCreateMemoryBufferWithMemoryRangeCopy(obj_start, size - (size_t)(obj_start - p), opts->module);
-    BeEntry fn = install(entry, obj, diag);
+    BeEntry fn = install(opts->module, entry, obj, false, diag);
     if (!fn) return NULL;
     return installed(fn, opts->module, t0, diag);
 }
@@ -354,8 +432,9 @@ static BeCompiled *llvm_load(const void *bytes, size_t size, const BeOptions *op
  * features, not necessarily the host's); vecmath lists the math functions that have a libmvec variant here (none
  * without libmvec or with LORIKEET_VECTOR_MATH=0), since those loops call it. CG_CODEGEN_VERSION changes with
  * what this backend makes of the IR; RT_MAX_THREADS and RtCtx's size are compiled into the code. */
-#define CG_CODEGEN_VERSION 3 /* 2: errors as a record, and the table of names as data; 3: loops are versioned
-                              * in the IR (ir/version_loops.c), no longer here */
+#define CG_CODEGEN_VERSION 4 /* 2: errors as a record, and the table of names as data; 3: loops are versioned
+                              * in the IR (ir/version_loops.c), no longer here; 4: InstCombine sinks no code
+                              * (jit.c) */
 _Static_assert(IR_MATH_COUNT <= 64, "key_extras lists the math functions with a vector variant in 64 bits");
 static char *key_extras(const char *backend, const BeOptions *opts, LkDiag *diag)
 {
@@ -417,6 +496,7 @@ const BeBackend be_llvm_openmp = {
     .key_extras = openmp_key_extras,
     .save = llvm_save,
     .load = llvm_load,
+    .release = llvm_release,
 };
 
 const BeBackend be_llvm_cpu = {
@@ -426,6 +506,7 @@ const BeBackend be_llvm_cpu = {
     .key_extras = cpu_key_extras,
     .save = llvm_save,
     .load = llvm_load,
+    .release = llvm_release,
 };
 
 char *be_llvm_cpu_key_extras(const BeOptions *opts, LkDiag *diag)
@@ -442,10 +523,7 @@ BeCompiled *be_llvm_compile_gpu_host(IrFunc *f, const BeOptions *opts, const Gpu
     snprintf(sym, sizeof sym, "%s.gpu_module", opts->module);
     *module_slot = cg_jit_find(sym, diag);
     if (!*module_slot) {
-        rt_names_free(&code->names);
-        free(code->ir_text);
-        free(code->object);
-        free(code);
+        drop_compiled(code, opts->module);
         return NULL;
     }
     return code;

@@ -9,9 +9,13 @@
 The first call with a new combination of argument types compiles the function (and the functions it calls)
 through lorikeet's typed data-parallel IR to native code; later calls with those types go straight to it.
 """
+import builtins
+import collections
 import functools
 import inspect
 import os
+import sys
+import types
 import weakref
 
 from . import _lorikeet
@@ -281,6 +285,7 @@ def jit(fn=None, *, signatures=None, eager=None, backend=None, boundscheck=True,
     def wrap(f):
         d = Dispatcher(f, chosen, boundscheck, fastmath, cache)
         functools.update_wrapper(d, f)
+        d.__dict__.pop("_lorikeet_callee", None)  # f's own, as a callee (_callee_dispatcher): not d's
         if signatures is not None:
             from ._signatures import parse_all
 
@@ -365,32 +370,55 @@ def _unpickle_dispatcher(module, qualname, options):
     return d
 
 
-_plain_functions = weakref.WeakKeyDictionary()
+def _callee_dispatcher(obj):
+    """The dispatcher of a function called from compiled code: obj itself, or for a plain function one made once
+    and kept in the function's __dict__, so that it lives as long as the function. It compiles a twin of the
+    function (the same code, globals, defaults and closure cells, so the same source and values), not the
+    function itself: a dispatcher of the function in its own __dict__ would be a cycle that only the collector
+    frees, and lambdas passed to lk.map from Python would pile up until it ran. (A WeakKeyDictionary from functions
+    to their dispatchers never let a function go at all.) functools.wraps copies a __dict__ to the wrapper: a
+    dispatcher found there is used only if it is one of this function."""
+    if isinstance(obj, Dispatcher):
+        return obj
+    kept = getattr(obj, "__dict__", {}).get("_lorikeet_callee")
+    if kept is not None and _twins(kept.py_func, obj):
+        return kept
+    d = Dispatcher(_twin(obj) if isinstance(obj, types.FunctionType) else obj)
+    try:
+        obj.__dict__["_lorikeet_callee"] = d
+    except (AttributeError, TypeError):  # no __dict__ to keep it in: made again at the next compilation
+        pass
+    return d
+
+
+def _twin(fn):
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    twin.__kwdefaults__ = fn.__kwdefaults__
+    twin.__qualname__ = fn.__qualname__
+    twin.__module__ = fn.__module__
+    return twin
+
+
+def _twins(a, b):
+    return a is b or (a.__code__ is b.__code__ and a.__globals__ is b.__globals__ and a.__closure__ is b.__closure__
+                      and a.__defaults__ is b.__defaults__ and a.__kwdefaults__ is b.__kwdefaults__)
 
 
 def _callee_untyped(obj):
     """The untyped IR of a function called from compiled code (a dispatcher, or a plain function compiled too)."""
-    if not isinstance(obj, Dispatcher):
-        d = _plain_functions.get(obj)
-        if d is None:
-            d = _plain_functions[obj] = Dispatcher(obj)
-        obj = d
-    return obj._untyped()
+    return _callee_dispatcher(obj)._untyped()
 
 
 # ---- the data-parallel operators, from plain Python ----
 # Inside compiled code, lk.map(...) and friends are IR nodes. Called from Python they compile a small wrapper
-# (once per function, arity and constant options) whose body is that same call, so both paths share one
-# implementation. The wrapper's source is registered with linecache so the frontend can read it.
+# (once per function's code and values, arity and constant options: _function_key) whose body is that same call,
+# so both paths share one implementation. The wrapper's source is registered with linecache so the frontend can
+# read it.
 
-_op_wrappers = {}
+_op_wrappers = collections.OrderedDict()
 
 
 def _operator_wrapper(op, fn_names, nargs, options):
-    key = (op, fn_names, nargs, options)
-    d = _op_wrappers.get(key)
-    if d is not None:
-        return d
     import linecache
 
     params = [f"a{i}" for i in range(nargs)]
@@ -426,19 +454,104 @@ def _checked_operator_args(op, fns, options):
     return tuple(checked)
 
 
-def _run_operator(op, fns, args, options=()):
-    import sys
+class _Same:
+    """A part of an operator wrapper's key that is equal only to the same object (and keeps it alive while the key
+    lives, so that its id is not reused)."""
+    __slots__ = ("obj",)
 
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Same) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+_EMPTY_CELL = object()
+
+
+def _value_key(v):
+    """v as a part of a key: numbers, strings, None and tuples of them by type and value (what lorikeet compiles
+    into code as a constant; floats by their bits, so that -0.0 is not 0.0), anything else by identity."""
+    t = type(v)
+    if t is float:
+        return (t, v.hex())
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
+    if v is None or t in (bool, int, str):
+        return (t, v)
+    if t is tuple:
+        return (t, tuple(_value_key(x) for x in v))
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.generic) and not isinstance(v, np.void):
+        return (t, _value_key(v.item()))
+    return _Same(v)
+
+
+def _code_names(code, out):
+    """The names code and the functions and comprehensions nested in it read as globals (co_names also holds
+    attribute names: a superset)."""
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _code_names(c, out)
+    return out
+
+
+def _function_key(fn):
+    """What the code compiled for a plain function passed to an operator depends on: its code object, defaults,
+    the values in its closure and those of the globals (or builtins) it may read. Two lambdas made by one
+    expression with equal values share compiled code; a new value is a new key. Anything else (a dispatcher, a
+    ufunc, a builtin) is keyed by identity."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(fn, types.FunctionType) or code is None:
+        return _Same(fn)
+    cells = tuple(_value_key(c.cell_contents) if _cell_full(c) else _EMPTY_CELL for c in fn.__closure__ or ())
+    globs = fn.__globals__
+    bi = globs.get("__builtins__", builtins)
+    bi = vars(bi) if isinstance(bi, types.ModuleType) else bi
+    names = []
+    for name in sorted(_code_names(code, set())):
+        if name in globs:
+            names.append((name, _value_key(globs[name])))
+        elif name in bi:
+            names.append((name, _Same(bi[name])))
+    return (_Same(code), _value_key(fn.__defaults__), _value_key(tuple(sorted((fn.__kwdefaults__ or {}).items()))),
+            cells, tuple(names))
+
+
+def _cell_full(cell):
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell: the enclosing variable is not assigned yet
+        return False
+    return True
+
+
+# Operator wrappers by (op, key of each function, argument count, options), the most recently used last; the
+# least recently used beyond this many are dropped, and with them their compiled code.
+_OP_WRAPPERS_KEPT = 64
+
+
+def _run_operator(op, fns, args, options=()):
     options = _checked_operator_args(op, fns, options)
-    names = tuple(f"__f{i}" for i in range(len(fns)))
-    key = (op, tuple(fns), len(args), tuple(options))
+    key = (op, tuple(_function_key(f) for f in fns), len(args), tuple(options))
     d = _op_wrappers.get(key)
     if d is None:
+        names = tuple(f"__f{i}" for i in range(len(fns)))
         filename, src = _operator_wrapper(op, names, len(args), tuple(options))
         ns = {"__lk": sys.modules[__name__]}
         ns.update(zip(names, fns))
         exec(compile(src, filename, "exec"), ns)
-        d = _op_wrappers[key] = Dispatcher(ns[f"__lk_{op}"])
+        # taken out of its namespace, which its __globals__ is: no cycle, so that a dropped wrapper (and the
+        # functions it holds, and their compiled code) is freed at once, without waiting for the collector
+        d = _op_wrappers[key] = Dispatcher(ns.pop(f"__lk_{op}"))
+        while len(_op_wrappers) > _OP_WRAPPERS_KEPT:
+            _op_wrappers.popitem(last=False)
+    else:
+        _op_wrappers.move_to_end(key)
     return d(*args)
 
 

@@ -102,14 +102,9 @@ def _material(d):
 
 
 def _callee_dispatcher(obj):
-    from . import Dispatcher, _plain_functions
+    from . import _callee_dispatcher
 
-    if isinstance(obj, Dispatcher):
-        return obj
-    d = _plain_functions.get(obj)
-    if d is None:
-        d = _plain_functions[obj] = Dispatcher(obj)
-    return d
+    return _callee_dispatcher(obj)
 
 
 def _function_lines(d, out, numbers, frame):
