@@ -6,6 +6,9 @@
 #   make bench    set up (with numba), build, run the benchmark suite and, where a GPU is, its gpu rows against
 #                 CuPy (make bench-quick: the short one)
 #   make asan     build with AddressSanitizer/UBSan into build-asan/ and run the tests under it
+#   make fuzz     the differential fuzzer (fuzz/): N programs (default 1000) from seed SEED (default 0), each run by
+#                 CPython+NumPy and by lorikeet on every backend that can run here, in JOBS worker processes;
+#                 findings, shrunk, in fuzz/findings/. make fuzz REPLAY=path runs one saved program again
 
 PYTHON      ?= $(CURDIR)/.venv/bin/python
 LLVM_CFLAGS ?= -I/usr/include/llvm-c-16 -I/usr/include/llvm-16
@@ -29,7 +32,7 @@ BUILD ?= build
 OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SRC))
 EXT := pyshim/lorikeet/_lorikeet$(EXT_SUFFIX)
 
-.PHONY: all setup demo test test-gpu bench bench-quick asan clean check-layers
+.PHONY: all setup demo test test-gpu bench bench-quick asan fuzz clean check-layers
 all: $(EXT)
 
 $(BUILD)/%.o: %.c $(HDR) Makefile
@@ -101,6 +104,14 @@ asan:
 	LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
 	  PYTHONPATH=pyshim $(PYTHON) -m pytest -q -x tests; status=$$?; \
 	  rm -f pyshim/lorikeet/_lorikeet*.so; exit $$status  # the sanitised build only loads with LD_PRELOAD
+
+# The differential fuzzer (fuzz/__init__.py says how it works; fuzz/known.py lists what it does not count).
+N    ?= 1000
+SEED ?= 0
+JOBS ?= 2
+fuzz: all
+	@if [ -n "$(REPLAY)" ]; then PYTHONPATH=pyshim $(PYTHON) -m fuzz --replay $(REPLAY); \
+	else PYTHONPATH=pyshim $(PYTHON) -m fuzz -n $(N) --seed $(SEED) --jobs $(JOBS); fi
 
 clean:
 	rm -rf build build-asan pyshim/lorikeet/_lorikeet*.so
