@@ -185,7 +185,13 @@ class Parent:
                         return
                     start, count = self.chunks.pop(0)
                 self.run_chunk(start, count)
-        threads = [threading.Thread(target=loop) for _ in range(a.jobs)]
+        def stop(signum, frame):  # a run stopped by Ctrl-C or kill still says what it found
+            print(f"\nstopped by signal {signum}", flush=True)
+            os._exit(self.summary())
+        import signal
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        threads = [threading.Thread(target=loop, daemon=True) for _ in range(a.jobs)]
         for t in threads:
             t.start()
         for t in threads:
@@ -195,7 +201,7 @@ class Parent:
     def summary(self):
         bad = [r for r in self.records if not r.get("ok")]
         new = [r for r in bad if not r.get("known")]
-        print(f"\n{len(self.records)} programs (seeds {self.args.seed}..{self.args.seed + self.args.n - 1}) on "
+        print(f"\n{len(self.records)} programs (from the seeds {self.args.seed}..{self.args.seed + self.args.n - 1}) on "
               f"{', '.join(self.args.backends)} in {time.time() - self.t0:.0f} s: {len(self.records) - len(bad)} agree, "
               f"{len(bad) - len(new)} known bugs, {len(new)} new")
         by = Counter((r["kind"], r.get("known") or "new") for r in bad)
@@ -210,10 +216,46 @@ def replay(path, backends, quiet):
     lk.set_parallel_threshold(0)
     diffs = check.check_file(os.path.abspath(path), backends)
     if not quiet:
+        import ast
+        from . import shrink
+        with open(path) as fh:
+            body = ast.unparse(shrink._f(ast.parse(fh.read())))
         for kind, msg in diffs:
-            print(f"{kind}: {msg}")
+            bug = known.known_bug(kind, body, msg)
+            print(f"{kind}: {msg}" + (f"\n    known bug {bug.ident}: {bug.text} ({bug.ref})" if bug else ""))
         print("lorikeet agrees with CPython+NumPy" if not diffs else f"{len(diffs)} difference(s)")
     return 1 if diffs else 0
+
+
+def triage(directory):
+    """Attributes the saved findings in directory again with today's fuzz/known.py (after a fix, or a new entry),
+    without running them; prints the counts by kind and entry, and the files of the new ones."""
+    import ast
+    import re
+    from . import shrink
+    counts, new = Counter(), []
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(directory, name)) as fh:
+            text = fh.read()
+        m = re.match(r"# lorikeet fuzz finding: seed \d+, ([a-z-]+) on", text)
+        msg = next((line[4:].strip() for line in text.splitlines() if line.startswith("#   ")), "")
+        if not m:
+            continue
+        kind = m.group(1)
+        try:
+            body = ast.unparse(shrink._f(ast.parse(text)))
+        except (SyntaxError, StopIteration):
+            body = ""
+        bug = known.known_bug(kind, body, msg)
+        counts[(kind, bug.ident if bug else "new")] += 1
+        if not bug:
+            new.append(f"{name}: {msg[:160]}")
+    for (kind, ident), n in sorted(counts.items()):
+        print(f"  {kind:18} {ident:13} {n}")
+    print("new:" if new else "no new findings", *new, sep="\n  ")
+    return 1 if new else 0
 
 
 def main(argv=None):
@@ -228,6 +270,7 @@ def main(argv=None):
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--replay", help="run one saved program file and print its differences")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--triage", help="attribute the findings saved in a folder again with fuzz/known.py")
     ap.add_argument("--worker", nargs=2, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.backends:
@@ -235,6 +278,8 @@ def main(argv=None):
     else:
         from .check import available_backends
         args.backends = available_backends()
+    if args.triage:
+        return triage(args.triage)
     if args.replay:
         return replay(args.replay, args.backends, args.quiet)
     if args.worker:

@@ -405,7 +405,11 @@ class Gen:
                 # max/min of two types: lorikeet gives their common type (documented), Python one of them
                 lam2s += ["lambda x, y: max(x, y)", "lambda x, y: min(x, y)"]
             return f"{v} = lk.map({rng.choice(lam2s)}, {a}, {b})", [v]
-        lam2 = rng.choice(lam2s + ["lambda x, y: max(x, y)", "lambda x, y: min(x, y)"])
+        # reduce and scan assume fn associative (documented): no subtraction; max/min only of integers (with a
+        # NaN, Python's max and min are not associative)
+        lam2 = rng.choice(["lambda x, y: x + y", "lambda x, y: x * y"] + (
+            ["lambda x, y: max(x, y)", "lambda x, y: min(x, y)"] if describe(self.ns[a])[1] not in
+            inputs.FLOAT_DTYPES else []))
         if r < 0.25:
             return f"{v} = lk.map({lam1}, {a})", [v]
         if r < 0.55:
@@ -417,7 +421,7 @@ class Gen:
             return f"{v} = lk.reduce({lam2}, {a}{init}{ax})", [v]
         if r < 0.7:
             ax = f", axis={rng.randint(0, nd - 1)}" if rng.random() < 0.4 else ""
-            return f"{v} = lk.scan({rng.choice(['lambda x, y: x + y', 'lambda x, y: max(x, y)'])}, {a}{ax})", [v]
+            return f"{v} = lk.scan({lam2}, {a}{ax})", [v]
         if r < 0.8:
             return f"{v} = lk.imap(lambda i: i * {self.literal('int')} + 1, {a}.shape[0])", [v]
         if r < 0.88:

@@ -117,6 +117,7 @@ class KnownBug:
         self.message = re.compile(message) if message else None
 
     def matches(self, kind, body, message):
+        message = " ".join(message.split())  # printed arrays span lines; the saved headers join them
         return (kind in self.kinds and self.pattern.search(body) is not None
                 and (self.message is None or self.message.search(message) is not None))
 
@@ -130,16 +131,16 @@ _INT_LIMITS = (r"127|128|255|32767|32768|65535|2147483647|2147483648|4294967295|
                r"9223372036854775808|18446744073709551615")
 
 KNOWN_BUGS = [
-    KnownBug("float-to-int", "USERGUIDE Differences/Floats (documented): float to integer conversion saturates "
-             "where NumPy's C cast gives another value without a warning (out-of-range floats stored into an "
+    KnownBug("float-to-int", "documented: USERGUIDE, Differences from CPython and NumPy, Floats",
+             "float to integer conversion saturates where NumPy's C cast gives another value without a warning (out-of-range floats stored into an "
              "int array, negative floats to unsigned)", {"value", "args"},
              r"astype\(np\.u?int|np\.u?int\d+\(|\]\s*=|\w\s*[-+*|&/]?=",
              rf"(result(\[\d+\])*|afterwards): .*\b(0|{_INT_LIMITS})\b.* where the reference has .*\(u?int\d+\)$"),
     KnownBug("r14", "issue 12 item 2, repros/r14_uint_compare_negative_int.py; np.clip too: "
              "fuzz/findings/compile-error-cpu-seed1144.py",
-             "a negative Python int beside an unsigned value (comparison, np.clip) is a CompileError or wraps, "
+             "a negative Python int beside an unsigned value (comparison, np.clip, np.where) is a CompileError or wraps, "
              "where NumPy 2 compares the true values", {"value", "compile-error", "exception"},
-             r"[<>=]=?\s*\(?-\d|-\d\s*[<>=]|\bclip\(.*-\d", r"out of bounds for uint|\bFalse\b|\bTrue\b|by zero"),
+             r"-\d", r"out of bounds for uint|\bFalse\b|\bTrue\b|by zero"),
     KnownBug("F1", "fuzz/findings/compile-error-cpu-seed23.py (new, issue 12 item 5)",
              "storing a value with more dimensions than the target (leading ones of length 1, as NumPy allows, "
              "or any: NumPy's ValueError at run time) is a CompileError", {"compile-error"},
@@ -155,18 +156,18 @@ KNOWN_BUGS = [
     KnownBug("F2", "fuzz/findings/dtype-cpu-seed1004.py (new, issue 12 item 5)",
              "a bool array ** a Python int is int8 (NumPy: int64)", {"dtype", "value"}, r"\*\*",
              r"dtype int8 where the reference has int64"),
+    KnownBug("F3", "fuzz/findings/missing-exception-cpu-seed100033.py, exception-cpu-seed300086.py "
+             "(new, issue 12 item 5)",
+             "a[idx] = v with len(v) neither len(idx) nor 1: nothing happens (v empty) or an IndexError (v longer), "
+             "where NumPy raises ValueError (shape mismatch)", {"missing-exception", "exception"}, r"\]\s*=",
+             r"shape mismatch"),
+    KnownBug("F5", "fuzz/findings/exception-cpu-seed171.py (new, issue 12 item 5)",
+             "a[i] = value checks the index i before it evaluates value: Python evaluates value first, so "
+             "value's exception (here NumPy's broadcast ValueError) is the one raised", {"exception"},
+             r"\]\s*=", r"IndexError: .* where the reference raises ValueError"),
     KnownBug("idx-write", "issue 12 item 3 ('a[idx] = 0 with one index out of range writes the others')",
              "an index-array store with an index out of range writes the others before raising", {"args"},
              r"\w\[\w+\]\s*="),
-    KnownBug("r02", "issue 12 item 1, repros/r02_python_bool_is_numpy_bool.py",
-             "comparisons, not and bool() of Python scalars give NumPy bools, not Python bools",
-             {"dtype", "value", "compile-error"}, r"[<>]|==|!=|\bbool\(|\bnot\b",
-             r"dtype|bool|bitwise|unary|where the reference has"),
-    KnownBug("r08-r10", "issue 12 item 1, repros/r08_shape_len_not_weak.py, r10_weak_strong_scalars.py",
-             "Python ints and floats lorikeet makes (len, shape, size, ndim, range variables, int(), float(), "
-             "math.floor, helpers' results, and/or/if-else of scalars) are strong; NumPy functions of Python "
-             "scalars are weak", {"dtype", "value", "compile-error"}, _MADE_SCALARS,
-             r"dtype|where the reference has|same_kind|incompatible types|bitwise operators need"),
     KnownBug("r03", "issue 12 item 2, repros/r03_var_std_ddof_ge_n.py",
              "var/std with ddof >= n", {"value"}, r"\b(var|std)\("),
     KnownBug("r07", "issue 12 item 2, repros/r07_scalar_argmax.py", "argmax/argmin/var of a scalar",
@@ -177,6 +178,16 @@ KNOWN_BUGS = [
     KnownBug("r15", "issue 12 item 2, repros/r15_reshape_copy_vs_view.py",
              "reshape(-1)/ravel of a non-contiguous array copies where NumPy views", {"args", "value"},
              r"reshape\(-1\)|ravel\("),
+    # the broad ones last: a mismatch goes to a specific entry first
+    KnownBug("r02", "issue 12 item 1, repros/r02_python_bool_is_numpy_bool.py",
+             "comparisons, not and bool() of Python scalars give NumPy bools, not Python bools",
+             {"dtype", "value", "compile-error"}, r"[<>]|==|!=|\bbool\(|\bnot\b",
+             r"dtype|bool|bitwise|unary|where the reference has"),
+    KnownBug("r08-r10", "issue 12 item 1, repros/r08_shape_len_not_weak.py, r10_weak_strong_scalars.py",
+             "Python ints and floats lorikeet makes (len, shape, size, ndim, range variables, int(), float(), "
+             "math.floor, helpers' results, and/or/if-else of scalars) are strong; NumPy functions of Python "
+             "scalars are weak", {"dtype", "value", "compile-error"}, _MADE_SCALARS,
+             r"dtype|where the reference has|same_kind|incompatible types|bitwise operators need|needs an integer"),
 ]
 
 

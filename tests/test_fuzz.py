@@ -94,3 +94,26 @@ def test_a_crashing_worker_is_caught_and_its_program_saved(tmp_path):
     assert saved.exists()
     assert "def make_inputs" in saved.read_text()
     assert r.returncode == 1
+
+
+KINDS = {"value", "dtype", "shape", "args", "compile-error", "exception", "missing-exception", "internal", "crash",
+         "hang", "harness"}
+
+
+def test_every_known_entry_is_well_formed_and_its_files_exist():
+    import re
+    for bug in known.KNOWN_BUGS:
+        assert bug.kinds and bug.kinds <= KINDS, bug.ident
+        for path in re.findall(r"[\w-]+-seed\d+\.py", bug.ref):
+            assert os.path.exists(os.path.join(ROOT, "fuzz", "findings", path)), (bug.ident, path)
+    for d in known.DIFFERENCES:
+        assert d.doc and callable(d.test)
+
+
+def test_saved_findings_are_attributed_to_known_entries():
+    """Each program in fuzz/findings/ is put down to an entry of fuzz/known.py (a finding and its entry go together;
+    `make fuzz REPLAY=...` shows whether it still differs)."""
+    folder = os.path.join(ROOT, "fuzz", "findings")
+    r = subprocess.run([sys.executable, "-m", "fuzz", "--triage", folder, "--backends", lk.get_backend()],
+                       cwd=ROOT, capture_output=True, text=True, env=_env())
+    assert r.returncode == 0 and "no new findings" in r.stdout, r.stdout + r.stderr
