@@ -5,7 +5,11 @@
 #   make test-gpu the suite on the gpu backend, where a GPU can be used
 #   make bench    set up (with numba), build, run the benchmark suite and, where a GPU is, its gpu rows against
 #                 CuPy (make bench-quick: the short one)
-#   make asan     build with AddressSanitizer/UBSan into build-asan/ and run the tests under it
+#   make asan     build with AddressSanitizer/UBSan into build-asan/ and run a subset of the tests that reaches every
+#                 layer under it (make asan ASAN_TESTS=tests: all of them); `make test` runs it last
+#   make fuzz     the differential fuzzer (fuzz/): N programs (default 1000) from seed SEED (default 0), each run by
+#                 CPython+NumPy and by lorikeet on every backend that can run here, in JOBS worker processes;
+#                 findings, shrunk, in fuzz/findings/. make fuzz REPLAY=path runs one saved program again
 
 PYTHON      ?= $(CURDIR)/.venv/bin/python
 LLVM_CFLAGS ?= -I/usr/include/llvm-c-16 -I/usr/include/llvm-16
@@ -29,7 +33,7 @@ BUILD ?= build
 OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SRC))
 EXT := pyshim/lorikeet/_lorikeet$(EXT_SUFFIX)
 
-.PHONY: all setup demo test test-gpu bench bench-quick asan clean check-layers
+.PHONY: all setup demo test test-gpu bench bench-quick asan fuzz clean check-layers
 all: $(EXT)
 
 $(BUILD)/%.o: %.c $(HDR) Makefile
@@ -66,6 +70,7 @@ test: setup
 	PYTHONPATH=pyshim $(PYTHON) -m pytest -q tests
 	LORIKEET_BACKEND=openmp LORIKEET_PARALLEL_THRESHOLD=0 PYTHONPATH=pyshim $(PYTHON) -m pytest -q $(OPENMP_TESTS)
 	LORIKEET_CPU=$(NARROW_CPU) PYTHONPATH=pyshim $(PYTHON) -m pytest -q $(NARROW_TESTS)
+	$(MAKE) asan
 
 # The whole suite on the gpu backend, where a GPU can be used (the gpu backend is being built: issue 10; this pass
 # joins `make test` when it passes).
@@ -98,13 +103,30 @@ bench-quick:
 check-layers:
 	bash scripts/check_layers.sh
 
+# AddressSanitizer and UBSan (any undefined behaviour fails the run) over tests that reach every layer: the shim
+# and dispatcher (skeleton, errors: bad input of every kind), the front end and typing (scalar_semantics: every
+# scalar rule), the IR's passes (passes, fusion, regions), the cpu backend and the runtime (operators: the
+# data-parallel nodes; memory: allocation and freeing), the openmp backend's team (openmp), the disk cache
+# (cache_store), the gpu backend's runtime without a GPU (gpu_runtime), and 250 generated programs (fuzz).
+ASAN_TESTS ?= tests/test_skeleton.py tests/test_errors.py tests/test_scalar_semantics.py tests/test_passes.py \
+              tests/test_fusion.py tests/test_regions.py tests/test_operators.py tests/test_memory.py \
+              tests/test_openmp.py tests/test_cache_store.py tests/test_gpu_runtime.py tests/test_fuzz.py
 asan:
 	rm -f pyshim/lorikeet/_lorikeet*.so
-	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
-	        EXTRA_LDFLAGS="-fsanitize=address,undefined" all
-	LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
-	  PYTHONPATH=pyshim $(PYTHON) -m pytest -q -x tests; status=$$?; \
-	  rm -f pyshim/lorikeet/_lorikeet*.so; exit $$status  # the sanitised build only loads with LD_PRELOAD
+	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	        -fno-omit-frame-pointer" EXTRA_LDFLAGS="-fsanitize=address,undefined" all
+	LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  PYTHONPATH=pyshim $(PYTHON) -m pytest -q -x -p no:cacheprovider $(ASAN_TESTS); status=$$?; \
+	  rm -f pyshim/lorikeet/_lorikeet*.so; $(MAKE) -s all; exit $$status  # the sanitised build only loads with
+	                                                                    # LD_PRELOAD: the normal one is relinked
+
+# The differential fuzzer (fuzz/__init__.py says how it works; fuzz/known.py lists what it does not count).
+N    ?= 1000
+SEED ?= 0
+JOBS ?= 2
+fuzz: all
+	@if [ -n "$(REPLAY)" ]; then PYTHONPATH=pyshim $(PYTHON) -m fuzz --replay $(REPLAY); \
+	else PYTHONPATH=pyshim $(PYTHON) -m fuzz -n $(N) --seed $(SEED) --jobs $(JOBS); fi
 
 clean:
 	rm -rf build build-asan pyshim/lorikeet/_lorikeet*.so

@@ -376,6 +376,10 @@ print("flat")
 def test_rss_stays_flat_in_a_fresh_process():
     import subprocess
 
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        # AddressSanitizer keeps freed blocks in quarantine (256 MB): the RSS grows by design there; the live
+        # byte counts of the runtime are still checked under it by the tests above
+        pytest.skip("RSS under AddressSanitizer's quarantine (make asan)")
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(here, "..", "pyshim"), os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, "-c", RSS_SCRIPT, here], capture_output=True, text=True, env=env, timeout=300)

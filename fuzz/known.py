@@ -1,0 +1,200 @@
+"""known.py: the one list of what the fuzzer does not count as a failure, each entry with its reason.
+
+DIFFERENCES are lorikeet's documented differences from CPython and NumPy (docs/USERGUIDE.md, "Differences from
+CPython and NumPy" and "Not supported"). The generator drops a candidate statement whose reference run shows one
+(reference_verdict), so no program tests behaviour lorikeet does not promise; the comparison itself applies the
+documented result conventions (NORMALISATIONS, in fuzz/check.py).
+
+KNOWN_BUGS are defects already reported, each naming its issue and reproducer in ../shared/repros. A mismatch is
+put down to a known bug only when its kind is one the bug causes and its minimal program (after shrinking)
+matches the bug's pattern; every such mismatch is still reported, as known, with the entry's id. Remove an
+entry when its fix lands: the fuzzer then counts those mismatches as failures again.
+"""
+import re
+
+import numpy as np
+
+
+class Difference:
+    def __init__(self, ident, doc, test):
+        self.ident, self.doc, self.test = ident, doc, test
+
+
+def _python_ints(v):
+    if isinstance(v, bool):
+        return
+    if isinstance(v, int):
+        yield v
+    elif isinstance(v, tuple):
+        for x in v:
+            yield from _python_ints(x)
+
+
+def _exc_says(*parts):
+    return lambda out, names, block: out.exc is not None and any(p in str(out.exc) for p in parts)
+
+
+def _warns(*parts):
+    return lambda out, names, block: any(p in w for w in out.warns for p in parts)
+
+
+def _big_python_int(out, names, block):
+    return any(abs(i) >= 2**63 for n in names for i in _python_ints(out.ns.get(n)))
+
+
+def _complex(out, names, block):
+    return any(isinstance(out.ns.get(n), complex) or getattr(out.ns.get(n), "dtype", None) == np.complex128
+               for n in names)
+
+
+def _empty_comprehension(out, names, block):
+    return " for " in block and "np.array([" in block and any(
+        isinstance(out.ns.get(n), np.ndarray) and out.ns[n].size == 0 for n in names)
+
+
+DIFFERENCES = [
+    Difference("int64", "USERGUIDE Differences/Integers: Python ints are 64-bit and wrap", _big_python_int),
+    Difference("int-div-zero", "USERGUIDE Differences/Integers: integer // and % by zero raise on arrays too "
+               "(NumPy warns and gives 0); float // and % by zero are left out with them",
+               lambda out, names, block: any(re.search(r"(divide by zero|invalid value) encountered in "
+                                                       r"(scalar )?(floor_divide|remainder|fmod|divmod)", w)
+                                             for w in out.warns)),
+    Difference("zero-division", "USERGUIDE Differences/Floats: float division by zero follows IEEE on scalars",
+               lambda out, names, block: isinstance(out.exc, ZeroDivisionError)),
+    Difference("math-domain", "USERGUIDE Differences/Floats: math functions outside their domain give NaN/inf",
+               _exc_says("math domain error", "math range error")),
+    Difference("float-to-int", "USERGUIDE Differences/Floats: float to int conversion saturates, NaN gives 0",
+               lambda out, names, block: _warns("invalid value encountered in cast")(out, names, block) or
+               _exc_says("cannot convert float")(out, names, block)),
+    Difference("overflow-error", "USERGUIDE Differences/Integers: out-of-range Python ints (CompileError for "
+               "literals, wrap for arguments) and float overflow of Python floats (inf, no OverflowError)",
+               lambda out, names, block: isinstance(out.exc, OverflowError)),
+    Difference("negative-shift", "USERGUIDE Differences/Integers: shifting by a negative count gives 0",
+               _exc_says("negative shift count")),
+    Difference("complex", "USERGUIDE Not supported: complex numbers (a negative float ** 0.5 in Python)",
+               _complex),
+    Difference("empty-comprehension", "USERGUIDE Functions as values: an empty comprehension has its item's "
+               "type (NumPy: float64)", _empty_comprehension),
+    Difference("truth-of-array", "USERGUIDE: if/while/and/or/not take scalars",
+               _exc_says("truth value of an array")),
+]
+
+# The exceptions a program may end with: the reference raises one of these at run time and lorikeet must
+# raise the same class. Anything else the reference raises (TypeError: NumPy refuses the types; NameError,
+# AttributeError, AxisError: not a program of the subset) drops the candidate.
+RAISES = [
+    (IndexError, ("out of bounds", "boolean index did not match")),
+    (ValueError, ("could not be broadcast", "could not broadcast", "shape mismatch", "cannot reshape",
+                  "zero-size array to reduction", "empty sequence", "negative integer powers",
+                  "read-only", "cannot assign", "reduce of an empty")),
+]
+
+
+def reference_verdict(out, names, block):
+    """'ok' (keep), 'raises' (keep as the program's last statement) or None (drop) for a candidate's reference
+    run."""
+    for d in DIFFERENCES:
+        if d.test(out, names, block):
+            return None
+    if out.exc is None:
+        return "ok"
+    if type(out.exc).__name__ == "AxisError":
+        return None
+    for cls, says in RAISES:
+        if type(out.exc) is cls and any(s in str(out.exc) for s in says):
+            return "raises"
+    return None
+
+
+class KnownBug:
+    """A reported defect: the kinds of difference it causes, a pattern its minimal program's body matches, and
+    optionally a pattern the difference's message matches."""
+
+    def __init__(self, ident, ref, text, kinds, pattern, message=None):
+        self.ident, self.ref, self.text = ident, ref, text
+        self.kinds = set(kinds)
+        self.pattern = re.compile(pattern)
+        self.message = re.compile(message) if message else None
+
+    def matches(self, kind, body, message):
+        message = " ".join(message.split())  # printed arrays span lines; the saved headers join them
+        return (kind in self.kinds and self.pattern.search(body) is not None
+                and (self.message is None or self.message.search(message) is not None))
+
+
+# Python scalars lorikeet makes itself, or NumPy functions of Python scalars (r08, r10): where a minimal program
+# with a dtype difference has one of these, the weak/strong rule is the likely cause.
+_MADE_SCALARS = (r"\blen\(|\.shape\[|\.size\b|\.ndim\b|\bfor \w+ in |\bint\(|\bfloat\(|\bmath\.|\bh\d+\(|"
+                 r"\bnp\.\w+\(| if |\band\b|\bor\b|\bmin\(|\bmax\(|\babs\(|lk\.\w+\(")
+
+_INT_LIMITS = (r"127|128|255|32767|32768|65535|2147483647|2147483648|4294967295|9223372036854775807|"
+               r"9223372036854775808|18446744073709551615")
+
+KNOWN_BUGS = [
+    KnownBug("float-to-int", "documented: USERGUIDE, Differences from CPython and NumPy, Floats",
+             "float to integer conversion saturates where NumPy's C cast gives another value without a warning (out-of-range floats stored into an "
+             "int array, negative floats to unsigned)", {"value", "args"},
+             r"astype\(np\.u?int|np\.u?int\d+\(|\]\s*=|\w\s*[-+*|&/]?=",
+             rf"(result(\[\d+\])*|afterwards): .*\b(0|{_INT_LIMITS})\b.* where the reference has .*\(u?int\d+\)$"),
+    KnownBug("r14", "issue 12 item 2, repros/r14_uint_compare_negative_int.py; np.clip too: "
+             "fuzz/findings/compile-error-cpu-seed1144.py",
+             "a negative Python int beside an unsigned value (comparison, np.clip, np.where) is a CompileError or wraps, "
+             "where NumPy 2 compares the true values", {"value", "compile-error", "exception"},
+             r"-\d", r"out of bounds for uint|\bFalse\b|\bTrue\b|by zero"),
+    KnownBug("F1", "fuzz/findings/compile-error-cpu-seed23.py (new, issue 12 item 5)",
+             "storing a value with more dimensions than the target (leading ones of length 1, as NumPy allows, "
+             "or any: NumPy's ValueError at run time) is a CompileError", {"compile-error"},
+             r"\]\s*=|\w\s*=", r"cannot store a \d-dimensional value into a \d-dimensional array|"
+             r"must be a scalar or a 1-D array|setting an array element with a sequence"),
+    KnownBug("types-first", "by design: lorikeet types the whole function before it runs",
+             "an operation NumPy refuses for its dtypes (a CompileError, a TypeError) whose operands also do not "
+             "broadcast: NumPy raises the ValueError of the shapes first", {"compile-error"}, r".",
+             r"CompileError: .* where the reference raises ValueError: operands could not be broadcast"),
+    KnownBug("F4", "fuzz/findings/value-cpu-seed200303.py (new, issue 12 item 5)",
+             "x ** 0.5 of float arrays: NumPy computes np.sqrt (nan for -inf, -0.0 for -0.0), lorikeet pow (inf, "
+             "0.0)", {"value"}, r"\*\* 0\.5", r"\binf\b|-0\."),
+    KnownBug("F2", "fuzz/findings/dtype-cpu-seed1004.py (new, issue 12 item 5)",
+             "a bool array ** a Python int is int8 (NumPy: int64)", {"dtype", "value"}, r"\*\*",
+             r"dtype int8 where the reference has int64"),
+    KnownBug("F3", "fuzz/findings/missing-exception-cpu-seed100033.py, exception-cpu-seed300086.py "
+             "(new, issue 12 item 5)",
+             "a[idx] = v with len(v) neither len(idx) nor 1: nothing happens (v empty) or an IndexError (v longer), "
+             "where NumPy raises ValueError (shape mismatch)", {"missing-exception", "exception"}, r"\]\s*=",
+             r"shape mismatch"),
+    KnownBug("F5", "fuzz/findings/exception-cpu-seed171.py (new, issue 12 item 5)",
+             "a[i] = value checks the index i before it evaluates value: Python evaluates value first, so "
+             "value's exception (here NumPy's broadcast ValueError) is the one raised", {"exception"},
+             r"\]\s*=", r"IndexError: .* where the reference raises ValueError"),
+    KnownBug("idx-write", "issue 12 item 3 ('a[idx] = 0 with one index out of range writes the others')",
+             "an index-array store with an index out of range writes the others before raising", {"args"},
+             r"\w\[\w+\]\s*="),
+    KnownBug("r03", "issue 12 item 2, repros/r03_var_std_ddof_ge_n.py",
+             "var/std with ddof >= n", {"value"}, r"\b(var|std)\("),
+    KnownBug("r07", "issue 12 item 2, repros/r07_scalar_argmax.py", "argmax/argmin/var of a scalar",
+             {"value", "dtype"}, r"\barg(max|min)\(|\bvar\("),
+    KnownBug("r09", "issue 12 item 2, repros/r09_negated_small_int_constant.py",
+             "unary minus of a small typed integer constant folded without wrapping", {"value"},
+             r"-\s*\(?np\.u?int(8|16|32)\("),
+    KnownBug("r15", "issue 12 item 2, repros/r15_reshape_copy_vs_view.py",
+             "reshape(-1)/ravel of a non-contiguous array copies where NumPy views", {"args", "value"},
+             r"reshape\(-1\)|ravel\("),
+    # the broad ones last: a mismatch goes to a specific entry first
+    KnownBug("r02", "issue 12 item 1, repros/r02_python_bool_is_numpy_bool.py",
+             "comparisons, not and bool() of Python scalars give NumPy bools, not Python bools",
+             {"dtype", "value", "compile-error"}, r"[<>]|==|!=|\bbool\(|\bnot\b",
+             r"dtype|bool|bitwise|unary|where the reference has"),
+    KnownBug("r08-r10", "issue 12 item 1, repros/r08_shape_len_not_weak.py, r10_weak_strong_scalars.py",
+             "Python ints and floats lorikeet makes (len, shape, size, ndim, range variables, int(), float(), "
+             "math.floor, helpers' results, and/or/if-else of scalars) are strong; NumPy functions of Python "
+             "scalars are weak", {"dtype", "value", "compile-error"}, _MADE_SCALARS,
+             r"dtype|where the reference has|same_kind|incompatible types|bitwise operators need|needs an integer"),
+]
+
+
+def known_bug(kind, body, message=""):
+    """The first known bug that explains a difference of this kind and message in this (minimal) function body,
+    or None."""
+    for bug in KNOWN_BUGS:
+        if bug.matches(kind, body, message):
+            return bug
+    return None
