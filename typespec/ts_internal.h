@@ -29,6 +29,7 @@ typedef struct Ts {
     IrBlock *pre;        /* where hoisted statements go: the block being built */
     int cond_depth;      /* >0 inside a branch of a conditional expression (no hoisting there) */
     IrType *ret_type;
+    bool returns_to_python; /* the root of the compilation: what it returns is boxed for the caller */
     bool has_return_value;
     bool has_return_none;
     /* comprehension targets being typed: an untyped variable stands for a typed expression */
