@@ -1,6 +1,7 @@
 """Exceptions where CPython and NumPy raise them (issue 12, item 3): every test runs the same function under
 CPython + NumPy and compiled, and compares the result, the exception's class and the state of the arguments."""
 import inspect
+import math
 import os
 
 import numpy as np
@@ -70,3 +71,59 @@ def test_returning_a_function_is_a_compile_error_naming_the_line(f, line):
 
 def test_a_callee_may_return_a_function_to_its_caller():
     assert lk.jit(calls_a_returned_function)(3) == calls_a_returned_function(3) == 9
+
+
+# ---------------------------------------------------------------- folded results keep what may raise (r05)
+
+
+def isnan_of_floordiv(a, b):
+    return np.isnan(a // b)
+
+
+def isfinite_of_mod(a, b):
+    return np.isfinite(a % b)
+
+
+def isinf_of_floordiv(a, b):
+    return np.isinf(a // b)
+
+
+def math_isnan_of_mod(a, b):
+    return math.isnan(a % b)
+
+
+def len_of_tuple_with_division(a, b):
+    return len((a // b, a))
+
+
+def outcome(f, *args):
+    """What f(*args) gives: ('value', v) or ('raises', the exception's class)."""
+    try:
+        return "value", f(*args)
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return "raises", type(e)
+
+
+@pytest.mark.parametrize("f", [isnan_of_floordiv, isfinite_of_mod, isinf_of_floordiv, math_isnan_of_mod,
+                               len_of_tuple_with_division])
+@pytest.mark.parametrize("b", [0, 3, -2])
+def test_a_folded_result_still_raises_as_cpython_does(f, b):
+    want = outcome(f, 7, b)
+    assert outcome(lk.jit(f), 7, b) == want
+    assert (want[0] == "raises") == (b == 0)
+
+
+def test_an_array_division_feeding_isnan_raises_as_the_division_alone_does():
+    # integer // by zero raises on arrays too (a documented difference from NumPy, docs/USERGUIDE.md): fusing
+    # np.isnan's constant result must not drop the division
+    a, b = np.array([5, 6]), np.array([1, 0])
+    with pytest.raises(ZeroDivisionError):
+        lk.jit(lambda_free_floordiv)(a, b)
+    with pytest.raises(ZeroDivisionError):
+        lk.jit(isnan_of_floordiv)(a, b)
+    b[1] = 2
+    np.testing.assert_array_equal(lk.jit(isnan_of_floordiv)(a, b), isnan_of_floordiv(a, b))
+
+
+def lambda_free_floordiv(a, b):
+    return a // b

@@ -123,6 +123,23 @@ IrNode *ts_reuse(Ts *ts, IrNode *n)
     return ts_var(ts, n->pos, t);
 }
 
+/* `value`, after evaluating `first` for what it may do: a result typespec folds to a constant (np.isnan of an
+ * integer, len of a tuple) still evaluates an operand that may raise or write, as CPython does (np.isnan(a // 0)
+ * raises ZeroDivisionError). The pair is a tuple, whose items a backend evaluates in order. */
+IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value)
+{
+    if (!first || !value) return NULL;
+    if (!(ir_effects(first) & (IR_FX_RAISE | IR_FX_WRITE))) return value;
+    IrNode *pair = ir_node(ts->a, IR_TUPLE, pos);
+    pair->u.tuple.n = 2;
+    pair->u.tuple.items = ir_nodes(ts->a, 2);
+    pair->u.tuple.items[0] = first;
+    pair->u.tuple.items[1] = value;
+    IrType *elems[2] = {first->type, value->type};
+    pair->type = ir_type_tuple(elems, 2);
+    return ir_tuple_get(ts->a, pos, pair, 1);
+}
+
 IrNode *ts_truth(Ts *ts, IrNode *n)
 {
     IrType *t = n->type;

@@ -38,7 +38,7 @@ IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType
     }
     bool is_pred = fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE;
     if (is_pred && !ir_dtype_is_float(args[0]->type->dtype))
-        return ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), fn == IR_MATH_ISFINITE);
+        return ts_after_effects(ts, pos, args[0], ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), fn == IR_MATH_ISFINITE));
     IrNode *m = ir_node(ts->a, IR_MATH, pos);
     m->u.math.fn = fn;
     m->type = is_pred ? ir_type_scalar(IR_DT_BOOL) : t;
@@ -406,7 +406,7 @@ static IrNode *call_builtin(Ts *ts, Args *a, const char *name)
     if (strcmp(name, "len") == 0) {
         if (!ts_check_args(ts, a, "len", 1, 1)) return NULL;
         IrNode *x = a->pos[0];
-        if (x->type->kind == IR_TY_TUPLE) return ts_i64(ts, pos, x->type->nelems);
+        if (x->type->kind == IR_TY_TUPLE) return ts_after_effects(ts, pos, x, ts_i64(ts, pos, x->type->nelems));
         if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "object of type %s has no len()", ts_type_name(x->type));
         IrNode *d = ir_node(ts->a, IR_ARRAY_DIM, pos);
         d->type = ir_type_scalar(IR_DT_INT64);

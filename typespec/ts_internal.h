@@ -53,6 +53,7 @@ IrNode *ts_expr(Ts *ts, const IrNode *n);
 IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t);
 IrNode *ts_truth(Ts *ts, IrNode *n);
 IrNode *ts_reuse(Ts *ts, IrNode *n);
+IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value); /* value, first evaluated before it */
 IrNode *ts_scalar_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
 IrNode *ts_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
 IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x);
