@@ -127,3 +127,84 @@ def test_an_array_division_feeding_isnan_raises_as_the_division_alone_does():
 
 def lambda_free_floordiv(a, b):
     return a // b
+
+
+# ---------------------------------------------------------------- var and std take ddof (docs/USERGUIDE.md)
+
+
+def var_ddof_arg(a, d):
+    return np.var(a, ddof=d)
+
+
+def std_ddof_arg(a, d):
+    return np.std(a, ddof=d)
+
+
+def var_method_ddof_arg(a, d):
+    return a.var(ddof=d)
+
+
+def std_method_ddof_arg(a, d):
+    return a.std(ddof=d)
+
+
+def var_ddof_variable(a, d):
+    k = d + 0
+    return np.var(a, ddof=k)
+
+
+def var_ddof_positional(a, d):
+    return np.var(a, None, None, None, d)
+
+
+def std_method_ddof_positional(a, d):
+    return a.std(None, None, None, d)
+
+
+def var_axis0_ddof(a, d):
+    return np.var(a, axis=0, ddof=d)
+
+
+def std_axis1_ddof(a, d):
+    return np.std(a, axis=1, ddof=d)
+
+
+def var_method_axis1_ddof(a, d):
+    return a.var(1, ddof=d)
+
+
+def std_method_axis0_keepdims_ddof(a, d):
+    return a.std(axis=0, ddof=d, keepdims=True)
+
+
+def var_ddof_literal(a, d):
+    return np.var(a, ddof=1) + a.std(ddof=2) * 0
+
+
+VAR_STD = [var_ddof_arg, std_ddof_arg, var_method_ddof_arg, std_method_ddof_arg, var_ddof_variable,
+           var_ddof_positional, std_method_ddof_positional, var_ddof_literal]
+VAR_STD_AXIS = [var_axis0_ddof, std_axis1_ddof, var_method_axis1_ddof, std_method_axis0_keepdims_ddof]
+
+
+def same_as_numpy(got, want):
+    assert np.asarray(got).dtype == np.asarray(want).dtype and np.shape(got) == np.shape(want)
+    rtol = 1e-5 if np.asarray(want).dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=rtol)
+
+
+@pytest.mark.parametrize("f", VAR_STD + VAR_STD_AXIS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("ddof", [0, 1, 2, 1.5, np.int32(1)])
+def test_var_and_std_take_ddof_as_numpy_does(f, dtype, ddof):
+    a = (np.arange(20).reshape(4, 5) ** 1.5).astype(dtype)
+    if f not in VAR_STD_AXIS:
+        a = a.ravel()
+    same_as_numpy(lk.jit(f)(a, ddof), f(a, ddof))
+
+
+def var_ddof_array(a):
+    return np.var(a, ddof=a)
+
+
+def test_an_array_ddof_is_a_compile_error():
+    assert_compile_error(var_ddof_array, "return np.var(a, ddof=a)", np.arange(3.0))

@@ -217,9 +217,14 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         return ts_make_reduce(ts, pos, IR_RED_ADD, zeroed, (int)axis, keepdims, ir_type_scalar(dt));
     }
     if (!strcmp(name, "var") || !strcmp(name, "std")) {
-        int64_t ddof = 0;
-        const IrNode *dd = ts_kw(a, "ddof");
-        if (dd && !ts_const_int(dd, &ddof)) TS_ERR(ts, pos, "%s(): ddof must be a constant integer", name);
+        /* NumPy's (a, axis, dtype, out, ddof): ddof is any number, known at run time (an int or a float) */
+        for (int i = 2; i < 4 && i < a->npos; i++)
+            if (a->pos[i]->type->kind != IR_TY_NONE)
+                TS_ERR(ts, pos, "%s(): the %s argument is not supported", name, i == 2 ? "dtype" : "out");
+        if (a->npos > 5) TS_ERR(ts, pos, "%s(): give keepdims by keyword", name);
+        IrNode *ddof = ts_arg(a, 4, "ddof");
+        if (ddof && (ddof->type->kind != IR_TY_SCALAR))
+            TS_ERR(ts, pos, "%s(): ddof must be a number, not %s", name, ts_type_name(ddof->type));
         IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64);
         x = ts_reuse(ts, ts_cast_array(ts, pos, x, acc->dtype));
         /* mean with keepdims, so it broadcasts against x */
@@ -230,7 +235,7 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         IrNode *in[2] = {x, m};
         IrNode *sq = ts_make_map(ts, pos, in, 2, elem_sqdiff, NULL);
         IrNode *ss = ts_make_reduce(ts, pos, IR_RED_ADD, sq, (int)axis, keepdims, acc);
-        IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof));
+        IrNode *dof = ddof ? ts_scalar_binop(ts, pos, IR_OP_SUB, count, ddof) : count;
         IrNode *var = divide_by_count(ts, pos, ss, dof, acc);
         if (name[0] == 'v') return var;
         return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
