@@ -208,3 +208,61 @@ def var_ddof_array(a):
 
 def test_an_array_ddof_is_a_compile_error():
     assert_compile_error(var_ddof_array, "return np.var(a, ddof=a)", np.arange(3.0))
+
+
+# ---------------------------------------------------------------- a[idx] = v writes nothing when it raises
+
+
+def store_through_index_array(a, idx, v):
+    a[idx] = v
+
+
+def store_through_index_array_in_prange(a, idx, v):
+    for r in lk.prange(a.shape[0]):
+        row = a[r]
+        row[idx] = v
+
+
+def state_after(f, a, *args):
+    """(outcome, a's contents afterwards)"""
+    got = outcome(f, a, *args)
+    return got[0], (got[1] if got[0] == "raises" else None), a.tolist()
+
+
+@pytest.mark.parametrize("idx, v", [([0, 10], 5.0), ([1, -4], 5.0), ([2, 0, 3], 5.0), ([1, 10], [1.0, 2.0]),
+                                    ([10, 1], [1.0, 2.0]), ([0, 2], [1.0, 2.0, 3.0]), ([2, -1], [1.0, 2.0]),
+                                    ([0, 1], 6.0)])
+def test_an_index_array_store_checks_every_index_before_writing(idx, v):
+    idx, v = np.array(idx), np.asarray(v)
+    want = state_after(store_through_index_array, np.zeros(3), idx, v)
+    assert state_after(lk.jit(store_through_index_array), np.zeros(3), idx, v) == want
+
+
+def test_an_index_array_store_in_a_prange_row_checks_first():
+    idx, v = np.array([0, 7]), 5.0
+    want = state_after(store_through_index_array_in_prange, np.zeros((4, 3)), idx, v)
+    assert want[0] == "raises"
+    got = state_after(lk.jit(store_through_index_array_in_prange), np.zeros((4, 3)), idx, v)
+    assert got == want
+
+
+# ---------------------------------------------------------------- the gpu backend's kernels for the above
+
+
+def map_isnan_of_floordiv(a, b):
+    return lk.map(lambda x, y: np.isnan(x // y), a, b)
+
+
+GPU_CASES = [(store_through_index_array, (np.zeros(4), np.array([0, 2]), 5.0)),
+             (map_isnan_of_floordiv, (np.arange(4), np.arange(1, 5))),
+             (isnan_of_floordiv, (np.arange(4), np.arange(1, 5)))]
+
+
+@pytest.mark.parametrize("f, args", GPU_CASES)
+def test_the_kernels_compile_with_nvrtc(f, args):
+    from test_gpu_codegen import NVRTC, nvrtc_compile
+    if NVRTC is None:
+        pytest.skip("no NVRTC on this machine")
+    src = lk.jit(f).inspect_cuda(*args)
+    ok, log = nvrtc_compile(src, "sm_90")
+    assert ok, log

@@ -315,10 +315,33 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
     TS_ERR(ts, n->pos, "array attribute '%s' is not supported", name);
 }
 
+/* NumPy writes nothing when an index is out of range: before the store loop, the lengths are checked (*n, the
+ * loop's stop, into a temporary: NumPy's shape mismatch comes first), then every index, by the same loop reading
+ * base[idx[k]] with the ordinary checks, so the IndexError is the one the store would raise. */
+static bool check_indices_first(Ts *ts, IrPos pos, IrNode *base, IrNode *idx, IrNode **n, bool idx_checked)
+{
+    *n = ts_reuse(ts, *n);
+    IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+    IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
+    loop->u.for_range.var = k;
+    loop->u.for_range.start = ts_i64(ts, pos, 0);
+    loop->u.for_range.stop = *n;
+    loop->u.for_range.step = ts_i64(ts, pos, 1);
+    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), idx_checked);
+    IrNode *read = ts_elem_at(ts, pos, base, ts_cast(ts, at, ir_type_scalar(IR_DT_INT64)), true);
+    if (!*n || !loop->u.for_range.stop || !read) return false;
+    IrNode *st = ir_node(ts->a, IR_EXPR_STMT, pos);
+    st->u.expr_stmt.value = read;
+    ir_block_push(ts->a, &loop->u.for_range.body, st);
+    ir_block_push(ts->a, ts->pre, loop);
+    return true;
+}
+
 /* a[idx] = value, idx a 1-D integer array, a 1-D: the loop  for k in range(len(idx)): a[idx[k]] = value (or
  * value[k]), with a's ordinary bounds checks and negative wrap. The value, a and idx are each evaluated once,
  * before the loop (ts_reuse). An array value must have idx's length or length 1 (the loop runs over their
- * broadcast length, which raises NumPy's ValueError for lengths that do not broadcast). */
+ * broadcast length, which raises NumPy's ValueError for lengths that do not broadcast). Every index is checked
+ * before anything is written (check_indices_first). */
 static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value)
 {
     IrPos pos = s->pos;
@@ -348,6 +371,8 @@ static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
         d->u.bcast_shape.ndim = 1;
         n = d;
     }
+    if (ts->sess->opts->boundscheck && !check_indices_first(ts, pos, base, idx, &n, value->type->kind == IR_TY_ARRAY))
+        return NULL;
     IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
     IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
     loop->u.for_range.var = k;
