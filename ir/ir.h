@@ -133,7 +133,7 @@ struct IrType {
     bool weak;
     int ndim;
     IrLayout layout;
-    bool readonly;      /* IR_TY_ARRAY: NumPy's WRITEABLE flag was off (assignments are refused) */
+    bool readonly;      /* IR_TY_ARRAY: NumPy's WRITEABLE flag was off (an assignment is the raise intrinsic) */
     int nelems;
     IrType **elems;
     const void *func;   /* IR_TY_FUNC: the untyped IrFunc (or the resolver's handle) it calls */
@@ -337,6 +337,13 @@ typedef enum {
      * order. out: (count,), count the mask's set elements, an IR_REDUCE (add of mask as int64) evaluated
      * before the alloc; the mask alone decides it, so it is right whenever the shape check passes. */
     IR_INTR_MASK_SELECT,
+    /* raise(code, e0, e1, e2): code an IR_CONST int64 (a runtime.h RtErrCode), then three int64 scalars, the
+     * record's extras (runtime.h says what each code's are). Raises that error at the node's line, always; its
+     * value (of whatever type the place it stands in needs: a scalar, an array, None) is never produced. typespec
+     * puts it where CPython and NumPy raise at run time an error the other nodes cannot: in the failing arm of
+     * `x if ok else raise(...)` (a value out of the range a store's target holds), or alone (a write into a
+     * read-only array, on the path that writes). Effects: it raises, and does nothing else. */
+    IR_INTR_RAISE,
     IR_INTR_COUNT
 } IrIntrinsic;
 const char *ir_intrinsic_name(IrIntrinsic k); /* "transpose": how the IR prints it */

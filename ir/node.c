@@ -128,6 +128,7 @@ const char *ir_intrinsic_name(IrIntrinsic k)
     case IR_INTR_CONCATENATE: return "concatenate";
     case IR_INTR_MATMUL: return "matmul";
     case IR_INTR_MASK_SELECT: return "mask_select";
+    case IR_INTR_RAISE: return "raise";
     case IR_INTR_COUNT: break;
     }
     return "?";

@@ -63,6 +63,8 @@ static const char *value_message(int64_t which)
         [RT_VAL_RESHAPE] = "cannot reshape the array into the requested shape (the sizes differ)",
         [RT_VAL_MASK_SHAPE] = "boolean index did not match the indexed array's shape",
         [RT_VAL_CONCAT] = "all the input array dimensions except for the concatenation axis must match exactly",
+        [RT_VAL_READONLY] = "assignment destination is read-only",
+        [RT_VAL_READONLY_OUT] = "output array is read-only",
     };
     return which > 0 && which < (int64_t)(sizeof msgs / sizeof msgs[0]) && msgs[which] ? msgs[which] : "invalid value";
 }

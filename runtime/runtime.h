@@ -102,7 +102,8 @@ typedef enum {
 
 /* Messages of RT_ERR_VALUE, by extra[0]. */
 enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
-       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT, RT_VAL_MASK_SHAPE };
+       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT, RT_VAL_MASK_SHAPE, RT_VAL_READONLY,
+       RT_VAL_READONLY_OUT };
 
 /* The layout is part of the contract with compiled code (offsets 0, 4, 8, 12, 16; 40 bytes). */
 typedef struct RtError {

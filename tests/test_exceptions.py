@@ -255,7 +255,13 @@ def map_isnan_of_floordiv(a, b):
 
 GPU_CASES = [(store_through_index_array, (np.zeros(4), np.array([0, 2]), 5.0)),
              (map_isnan_of_floordiv, (np.arange(4), np.arange(1, 5))),
-             (isnan_of_floordiv, (np.arange(4), np.arange(1, 5)))]
+             (isnan_of_floordiv, (np.arange(4), np.arange(1, 5))),
+             ("writes_in_prange_if", (np.ones(3), np.zeros(3), True))]
+
+
+def read_only(a):
+    a.flags.writeable = False
+    return a
 
 
 @pytest.mark.parametrize("f, args", GPU_CASES)
@@ -263,6 +269,139 @@ def test_the_kernels_compile_with_nvrtc(f, args):
     from test_gpu_codegen import NVRTC, nvrtc_compile
     if NVRTC is None:
         pytest.skip("no NVRTC on this machine")
+    if isinstance(f, str):  # defined further down
+        f, args = globals()[f], (read_only(args[0]),) + args[1:]
     src = lk.jit(f).inspect_cuda(*args)
     ok, log = nvrtc_compile(src, "sm_90")
     assert ok, log
+
+
+# ---------------------------------------------------------------- writes into read-only arrays (r04)
+
+
+def writes_if(a, b, c):
+    b[0] = 5.0
+    if c:
+        a[0] = 1.0
+    return a.sum()
+
+
+def writes_slice_if(a, b, c):
+    b[0] = 5.0
+    if c:
+        a[1:] = 0.0
+    return a.sum()
+
+
+def updates_in_place_if(a, b, c):
+    b[0] = 5.0
+    if c:
+        a += 1.0
+    return a.sum()
+
+
+def writes_through_index_array_if(a, b, c):
+    b[0] = 5.0
+    if c:
+        a[np.array([0, 1])] = 2.0
+    return a.sum()
+
+
+def writes_through_mask_if(a, b, c):
+    b[0] = 5.0
+    if c:
+        a[a > 0] = 2.0
+    return a.sum()
+
+
+def writes_a_view_if(a, b, c):
+    b[0] = 5.0
+    if c:
+        v = a[1:]
+        v[0] = 1.0
+    return a.sum()
+
+
+def write_first(x):
+    x[0] = 1.0
+
+
+def callee_writes_if(a, b, c):
+    b[0] = 5.0
+    if c:
+        write_first(a)
+    return a.sum()
+
+
+def value_raises_before_the_write(a, b, c):
+    if c:
+        a[0] = b[10]
+    return a.sum()
+
+
+def index_raises_before_the_write(a, b, c):
+    if c:
+        a[int(b[10])] = 1.0
+    return a.sum()
+
+
+def writes_in_a_loop_after_other_writes(a, b, c):
+    for i in range(3):
+        b[i] = 7.0
+        if c and i == 1:
+            a[i] = b[i]
+    return a.sum()
+
+
+def writes_in_prange_if(a, b, c):
+    for i in lk.prange(a.shape[0]):
+        b[i] = 7.0
+        if c:
+            a[i] = 2.0
+    return b.sum()
+
+
+READONLY_WRITERS = [writes_if, writes_slice_if, updates_in_place_if, writes_through_index_array_if,
+                    writes_through_mask_if, writes_a_view_if, callee_writes_if, value_raises_before_the_write,
+                    index_raises_before_the_write, writes_in_a_loop_after_other_writes]
+
+
+def readonly_run(f, c):
+    """(outcome, the read-only a afterwards, b afterwards)"""
+    a = np.ones(3)
+    a.flags.writeable = False
+    b = np.zeros(3)
+    got = outcome(f, a, b, c)
+    if got[0] == "raises":
+        return got, a.tolist(), b.tolist()
+    return ("value", float(got[1])), a.tolist(), b.tolist()
+
+
+@pytest.mark.parametrize("f", READONLY_WRITERS)
+@pytest.mark.parametrize("c", [False, True])
+def test_a_write_into_a_read_only_array_raises_where_it_runs(f, c):
+    want = readonly_run(f, c)
+    assert readonly_run(lk.jit(f), c) == want
+    if not c:
+        assert want[0][0] == "value"
+
+
+@pytest.mark.parametrize("f, message", [(writes_if, "assignment destination is read-only"),
+                                        (updates_in_place_if, "output array is read-only")])
+def test_the_read_only_error_names_the_write_in_numpy_s_words(f, message):
+    a = np.ones(3)
+    a.flags.writeable = False
+    with pytest.raises(ValueError) as want:
+        f(a, np.zeros(3), True)
+    with pytest.raises(ValueError) as got:
+        lk.jit(f)(a, np.zeros(3), True)
+    assert str(want.value) == message and str(got.value).startswith(message)
+    assert f"{HERE}\", line" in str(got.value)
+
+
+@pytest.mark.parametrize("c", [False, True])
+def test_a_prange_writing_a_read_only_array_raises_only_when_it_writes(c):
+    a = read_only(np.ones(3))
+    want = outcome(writes_in_prange_if, a, np.zeros(3), c)
+    got = outcome(lk.jit(writes_in_prange_if), a, np.zeros(3), c)
+    assert got == want and a.tolist() == [1.0, 1.0, 1.0]

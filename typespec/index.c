@@ -433,8 +433,12 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
     if (value->type->kind != IR_TY_SCALAR && value->type->kind != IR_TY_ARRAY)
         TS_ERR(ts, s->pos, "cannot store %s into an array", ts_type_name(value->type));
     if (base->type->readonly) {
-        if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_VALUE, ts->src->file, s->pos.line, s->pos.col, "assignment destination is read-only");
-        return NULL;
+        IrNode *before[2 + IR_MAX_DIMS] = {value, base};
+        int n = 2;
+        for (int i = 0; dst->kind == IR_INDEX && i < dst->u.index.n && n < 2 + IR_MAX_DIMS; i++) before[n++] = dst->u.index.items[i];
+        IrNode *st = ir_node(ts->a, IR_EXPR_STMT, s->pos);
+        st->u.expr_stmt.value = ts_readonly_write(ts, s->pos, before, n, ir_type_none(), false);
+        return st->u.expr_stmt.value ? st : NULL;
     }
     if (dst->type->kind == IR_TY_SCALAR) {
         bool masked = dst->u.index.n == 1 && dst->u.index.items[0]->type->kind == IR_TY_ARRAY;

@@ -140,6 +140,30 @@ IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value)
     return ir_tuple_get(ts->a, pos, pair, 1);
 }
 
+/* The raise intrinsic (ir.h): the error `code` with int64 extras (NULL: 0) at pos, typed t where it stands. */
+IrNode *ts_raise(Ts *ts, IrPos pos, RtErrCode code, IrNode *e0, IrNode *e1, IrNode *e2, IrType *t)
+{
+    IrNode *args[4] = {ts_i64(ts, pos, code), e0, e1, e2};
+    for (int i = 1; i < 4; i++)
+        if (!(args[i] = args[i] ? ts_cast(ts, args[i], ir_type_scalar(IR_DT_INT64)) : ts_i64(ts, pos, 0))) return NULL;
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_RAISE, args, 4, t);
+}
+
+/* A write into a read-only array is NumPy's ValueError where the write runs (never at entry: a path that does
+ * not run does not raise), after what CPython evaluates before it: `before[n]` (the value, the target's base
+ * and indices; those that cannot raise or write are left out). Typed t. NumPy's words differ for an assignment
+ * (a[i] = v) and a ufunc's output (a += 1): `output`. */
+IrNode *ts_readonly_write(Ts *ts, IrPos pos, IrNode **before, int n, IrType *t, bool output)
+{
+    IrNode *which = ts_i64(ts, pos, output ? RT_VAL_READONLY_OUT : RT_VAL_READONLY);
+    IrNode *r = ts_raise(ts, pos, RT_ERR_VALUE, which, NULL, NULL, t);
+    for (int i = n - 1; i >= 0 && r; i--) {
+        IrTypeKind k = before[i] ? before[i]->type->kind : IR_TY_NONE;
+        if (k == IR_TY_SCALAR || k == IR_TY_ARRAY) r = ts_after_effects(ts, pos, before[i], r);
+    }
+    return r;
+}
+
 IrNode *ts_truth(Ts *ts, IrNode *n)
 {
     IrType *t = n->type;

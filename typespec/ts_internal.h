@@ -54,6 +54,8 @@ IrNode *ts_cast(Ts *ts, IrNode *n, IrType *t);
 IrNode *ts_truth(Ts *ts, IrNode *n);
 IrNode *ts_reuse(Ts *ts, IrNode *n);
 IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value); /* value, first evaluated before it */
+IrNode *ts_raise(Ts *ts, IrPos pos, RtErrCode code, IrNode *e0, IrNode *e1, IrNode *e2, IrType *t);
+IrNode *ts_readonly_write(Ts *ts, IrPos pos, IrNode **before, int n, IrType *t, bool output);
 IrNode *ts_scalar_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
 IrNode *ts_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
 IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x);
