@@ -256,7 +256,9 @@ def map_isnan_of_floordiv(a, b):
 GPU_CASES = [(store_through_index_array, (np.zeros(4), np.array([0, 2]), 5.0)),
              (map_isnan_of_floordiv, (np.arange(4), np.arange(1, 5))),
              (isnan_of_floordiv, (np.arange(4), np.arange(1, 5))),
-             ("writes_in_prange_if", (np.ones(3), np.zeros(3), True))]
+             ("writes_in_prange_if", (np.ones(3), np.zeros(3), True)),
+             ("narrows_in_prange", (np.zeros(3, np.int8), np.arange(3))),
+             ("narrows_in_prange", (np.zeros(3, np.int16), np.arange(3.0)))]
 
 
 def read_only(a):
@@ -269,8 +271,10 @@ def test_the_kernels_compile_with_nvrtc(f, args):
     from test_gpu_codegen import NVRTC, nvrtc_compile
     if NVRTC is None:
         pytest.skip("no NVRTC on this machine")
-    if isinstance(f, str):  # defined further down
+    if f == "writes_in_prange_if":  # defined further down
         f, args = globals()[f], (read_only(args[0]),) + args[1:]
+    elif isinstance(f, str):
+        f = globals()[f]
     src = lk.jit(f).inspect_cuda(*args)
     ok, log = nvrtc_compile(src, "sm_90")
     assert ok, log
@@ -405,3 +409,120 @@ def test_a_prange_writing_a_read_only_array_raises_only_when_it_writes(c):
     want = outcome(writes_in_prange_if, a, np.zeros(3), c)
     got = outcome(lk.jit(writes_in_prange_if), a, np.zeros(3), c)
     assert got == want and a.tolist() == [1.0, 1.0, 1.0]
+
+
+# ---------------------------------------------------------------- numbers stored into integer arrays (NumPy 2's setitem)
+
+
+def store_element(a, v):
+    a[1] = v
+
+
+def store_broadcast(a, v):
+    a[1:] = v
+
+
+def store_index_array(a, v):
+    a[np.array([0, 2])] = v
+
+
+def store_mask(a, v):
+    a[np.array([True, False, True])] = v
+
+
+INTS = [-2**63, -2**40, -129, -128, -1, 0, 127, 128, 255, 256, 2**31, 2**32 + 5, 2**63 - 1, 2**64 - 1]
+FLOATS = [0.5, -0.7, -1.5, 300.9, -129.0, 2.0**31, float("nan"), float("inf"), -float("inf"), 1e19, 1e20, -1e19]
+
+
+def values_of(kind):
+    """The test values representable exactly as kind (int, float or a NumPy scalar type)."""
+    if kind is int:
+        return [v for v in INTS if -2**63 <= v < 2**63]
+    if kind is float:
+        return FLOATS + [float(v) for v in INTS[1:-1]]
+    if np.issubdtype(kind, np.floating):
+        vals = [kind(v) for v in FLOATS + INTS[1:-1]]
+        return [v for v in vals if not np.isfinite(v) or float(v) in FLOATS or float(v) in INTS]
+    info = np.iinfo(kind)
+    return [kind(v) for v in INTS if info.min <= v <= info.max]
+
+
+def numpy_defines(f, kind, dst, v):
+    """NumPy's C cast of a NumPy float that does not fit (NaN, an infinity, beyond int32 into an unsigned array,
+    beyond the dtype in the index forms, which cast as arrays do) is the platform's."""
+    if kind not in (np.float32, np.float64):
+        return True
+    if f in (store_index_array, store_mask):
+        info = np.iinfo(dst)
+        return bool(np.isfinite(v)) and info.min <= float(v) < info.max + 1.0
+    if np.dtype(dst).kind == "u":  # x86's conversions differ beyond int32 by the dtype's width
+        return bool(np.isfinite(v)) and -2.0**31 <= float(v) < 2.0**31
+    return True
+
+
+def stored(f, dst, v):
+    a = np.zeros(3, dst)
+    try:
+        f(a, v)
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e), a.tolist()
+    return None, a.tolist()
+
+
+# the index forms share the element form's conversion: two dtypes cover them
+STORE_FORMS = [(f, dst) for f in (store_element, store_broadcast)
+               for dst in (np.int8, np.uint8, np.int16, np.uint32, np.int64, np.uint64)] + \
+              [(f, dst) for f in (store_index_array, store_mask) for dst in (np.int8, np.uint8)]
+
+
+@pytest.mark.parametrize("f, dst", STORE_FORMS)
+@pytest.mark.parametrize("kind", [int, float, np.int8, np.uint8, np.int32, np.int64, np.uint64, np.float32,
+                                  np.float64])
+def test_a_number_stored_into_an_integer_array_is_converted_as_numpy_does(f, dst, kind):
+    jf = lk.jit(f)
+    with np.errstate(all="ignore"):
+        for v in values_of(kind):
+            if numpy_defines(f, kind, dst, v):
+                assert stored(jf, dst, v) == stored(f, dst, v), (dst, kind, v)
+
+
+def narrows_in_a_loop(out, x):
+    for i in range(x.shape[0]):
+        out[i] = x[i]
+
+
+def test_a_loop_storing_wider_values_raises_at_the_first_that_does_not_fit():
+    x = np.array([1, 2, 300, 4])
+    want = stored(lambda a, v: narrows_in_a_loop(a, v), np.int8, x)
+    assert want[0] is OverflowError
+    out = np.zeros(4, np.int8)
+    with pytest.raises(OverflowError) as e:
+        lk.jit(narrows_in_a_loop)(out, x)
+    assert "Python integer 300 out of bounds for int8" in str(e.value)
+    assert out.tolist() == [1, 2, 0, 0]
+
+
+def test_the_index_error_comes_before_the_overflow_as_in_numpy():
+    a = np.zeros(3, np.int8)
+    with pytest.raises(IndexError):
+        store_at(a, 10, 300)
+    with pytest.raises(IndexError):
+        lk.jit(store_at)(a, 10, 300)
+    with pytest.raises(OverflowError):
+        lk.jit(store_at)(a, 2, np.int64(300))
+
+
+def store_at(a, i, v):
+    a[i] = v
+
+
+def narrows_in_prange(out, x):
+    for i in lk.prange(x.shape[0]):
+        out[i] = x[i]
+
+
+@pytest.mark.parametrize("x", [np.array([1, 2, 300, 4]), np.array([1.0, 2.0, np.nan, 4.0])])
+def test_a_prange_storing_values_that_do_not_fit_raises_as_numpy_does(x):
+    want = stored(narrows_in_prange, np.int8, x)
+    got = stored(lk.jit(narrows_in_prange), np.int8, x)
+    assert got[0] is want[0] and want[0] in (OverflowError, ValueError)

@@ -354,6 +354,8 @@ static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     if (idx->kind != IR_MAP && idx->kind != IR_IMAP) idx = ts_make_map(ts, pos, &idx, 1, NULL, NULL);
     if (value->type->kind == IR_TY_ARRAY && value->kind != IR_MAP && value->kind != IR_IMAP)
         value = ts_make_map(ts, pos, &value, 1, NULL, NULL);
+    else if (value->type->kind == IR_TY_SCALAR)
+        value = ts_setitem_value(ts, pos, value, base->type->dtype, NULL, false);
     if (!idx || !value) return NULL;
     idx = ts_reuse(ts, idx);
     value = ts_reuse(ts, value);
@@ -418,6 +420,17 @@ static IrNode *mask_values_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     return st;
 }
 
+/* A checked read of the element a store writes, for an error of converting its value to come after the
+ * store's IndexError, as in NumPy; NULL when the index is not checked or reading it again could do more. */
+static IrNode *element_read(Ts *ts, IrNode *dst)
+{
+    if (dst->kind != IR_INDEX || !dst->u.index.checked || (ir_effects(dst->u.index.base) & (IR_FX_RAISE | IR_FX_WRITE)))
+        return NULL;
+    for (int i = 0; i < dst->u.index.n; i++)
+        if (ir_effects(dst->u.index.items[i]) & (IR_FX_RAISE | IR_FX_WRITE)) return NULL;
+    return ir_copy(ts->a, dst, NULL);
+}
+
 IrNode *ts_store(Ts *ts, const IrNode *s)
 {
     const IrNode *target = s->u.store.target;
@@ -448,9 +461,11 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
             TS_ERR(ts, s->pos, "setting an array element with a sequence (the value is %s)", ts_type_name(value->type));
         IrNode *st = ir_node(ts->a, IR_STORE, s->pos);
         st->u.store.target = dst;
-        st->u.store.value = ts_cast(ts, value, dst->type);
+        st->u.store.value = ts_setitem_value(ts, s->pos, value, dst->type->dtype, masked ? NULL : element_read(ts, dst), !masked);
         return st->u.store.value ? st : NULL;
     }
+    if (value->type->kind == IR_TY_SCALAR && !(value = ts_setitem_value(ts, s->pos, value, dst->type->dtype, NULL, true)))
+        return NULL;
     IrNode *in[1] = {value};
     IrNode *m = ts_make_map_into(ts, s->pos, dst, in, 1, NULL, NULL);
     if (!m) return NULL;

@@ -137,6 +137,9 @@ IrNode *ts_elem_at(Ts *ts, IrPos pos, IrNode *base, IrNode *item, bool checked);
 IrNode *ts_mask_select(Ts *ts, IrPos pos, IrNode *base, IrNode *mask);           /* base[mask], a new 1-D array */
 IrNode *ts_attr(Ts *ts, const IrNode *n);
 IrNode *ts_store(Ts *ts, const IrNode *s);
+
+/* setitem.c: a scalar value converted for a store into an array of dtype dt, as NumPy's setitem converts it */
+IrNode *ts_setitem_value(Ts *ts, IrPos pos, IrNode *value, IrDtype dt, IrNode *first, bool numpy_checked);
 IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x); /* x.T: a view with the axes reversed */
 
 /* specialize.c */
