@@ -231,7 +231,7 @@ def state_after(f, a, *args):
 
 @pytest.mark.parametrize("idx, v", [([0, 10], 5.0), ([1, -4], 5.0), ([2, 0, 3], 5.0), ([1, 10], [1.0, 2.0]),
                                     ([10, 1], [1.0, 2.0]), ([0, 2], [1.0, 2.0, 3.0]), ([2, -1], [1.0, 2.0]),
-                                    ([0, 1], 6.0)])
+                                    ([0, 1], 6.0), ([1], [1.0, 2.0]), ([1], [4.0])])
 def test_an_index_array_store_checks_every_index_before_writing(idx, v):
     idx, v = np.array(idx), np.asarray(v)
     want = state_after(store_through_index_array, np.zeros(3), idx, v)

@@ -318,7 +318,7 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
 /* NumPy writes nothing when an index is out of range: before the store loop, the lengths are checked (*n, the
  * loop's stop, into a temporary: NumPy's shape mismatch comes first), then every index, by the same loop reading
  * base[idx[k]] with the ordinary checks, so the IndexError is the one the store would raise. */
-static bool check_indices_first(Ts *ts, IrPos pos, IrNode *base, IrNode *idx, IrNode **n, bool idx_checked)
+static bool check_indices_first(Ts *ts, IrPos pos, IrNode *base, IrNode *idx, IrNode **n)
 {
     *n = ts_reuse(ts, *n);
     IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
@@ -327,7 +327,7 @@ static bool check_indices_first(Ts *ts, IrPos pos, IrNode *base, IrNode *idx, Ir
     loop->u.for_range.start = ts_i64(ts, pos, 0);
     loop->u.for_range.stop = *n;
     loop->u.for_range.step = ts_i64(ts, pos, 1);
-    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), idx_checked);
+    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), false); /* k < len(idx) */
     IrNode *read = ts_elem_at(ts, pos, base, ts_cast(ts, at, ir_type_scalar(IR_DT_INT64)), true);
     if (!*n || !loop->u.for_range.stop || !read) return false;
     IrNode *st = ir_node(ts->a, IR_EXPR_STMT, pos);
@@ -361,29 +361,31 @@ static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     value = ts_reuse(ts, value);
     IrNode *n = ts_dim(ts, pos, idx, 0);
     if (value->type->kind == IR_TY_ARRAY) {
-        /* idx's length, which value must have or broadcast to (length 1): the broadcast shape of the two,
-         * which raises NumPy's ValueError for lengths that do not broadcast */
-        IrNode *d = ir_node(ts->a, IR_BCAST_SHAPE, pos);
-        d->type = ir_type_scalar(IR_DT_INT64);
-        d->u.bcast_shape.args = ir_nodes(ts->a, 2);
-        d->u.bcast_shape.args[0] = idx;
-        d->u.bcast_shape.args[1] = value;
-        d->u.bcast_shape.n = 2;
-        d->u.bcast_shape.axis = 0;
-        d->u.bcast_shape.ndim = 1;
-        n = d;
+        /* idx's length, which value must have or broadcast to (length 1), else NumPy's ValueError (a longer
+         * value against an idx of length 1 too: it does not broadcast to the indexing result) */
+        IrNode *fits = ir_node(ts->a, IR_BOOLOP, pos);
+        fits->type = ir_type_scalar(IR_DT_BOOL);
+        fits->u.boolop.n = 2;
+        fits->u.boolop.values = ir_nodes(ts->a, 2);
+        fits->u.boolop.values[0] = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), ts_dim(ts, pos, idx, 0));
+        fits->u.boolop.values[1] = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), ts_i64(ts, pos, 1));
+        IrNode *len = ir_node(ts->a, IR_IFEXP, pos);
+        len->type = ir_type_scalar(IR_DT_INT64);
+        len->u.ifexp.cond = fits;
+        len->u.ifexp.then = n;
+        len->u.ifexp.orelse = ts_raise(ts, pos, RT_ERR_SHAPE, ts_dim(ts, pos, value, 0), ts_dim(ts, pos, idx, 0),
+                                       ts_i64(ts, pos, 1), len->type);
+        if (!fits->u.boolop.values[0] || !fits->u.boolop.values[1] || !len->u.ifexp.orelse) return NULL;
+        n = len;
     }
-    if (ts->sess->opts->boundscheck && !check_indices_first(ts, pos, base, idx, &n, value->type->kind == IR_TY_ARRAY))
-        return NULL;
+    if (ts->sess->opts->boundscheck && !check_indices_first(ts, pos, base, idx, &n)) return NULL;
     IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
     IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
     loop->u.for_range.var = k;
     loop->u.for_range.start = ts_i64(ts, pos, 0);
     loop->u.for_range.stop = n;
     loop->u.for_range.step = ts_i64(ts, pos, 1);
-    /* idx[k]: k < len(idx) unless a longer value broadcast against an idx of length 1: then an IndexError
-     * (NumPy's is a ValueError), never a read past idx */
-    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), value->type->kind == IR_TY_ARRAY && ts->sess->opts->boundscheck);
+    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), false); /* k < len(idx) */
     IrNode *tgt = ts_elem_at(ts, pos, base, ts_cast(ts, at, ir_type_scalar(IR_DT_INT64)), ts->sess->opts->boundscheck);
     IrNode *v = value;
     if (value->type->kind == IR_TY_ARRAY) {
