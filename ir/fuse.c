@@ -24,6 +24,23 @@ static void substitute(IrNode **p, void *env)
     ir_each_child(*p, substitute, env);
 }
 
+static void find_var(IrNode **p, void *env)
+{
+    Subst *s = env;
+    if ((*p)->kind == IR_VAR && (*p)->u.var.var == s->param) s->body = *p;
+    else if (!s->body) ir_each_child(*p, find_var, env);
+}
+
+/* An input whose element the body never reads (np.isnan of integers is False) is still computed, as NumPy
+ * computes it, when computing it may raise: then it is not fused away. */
+static bool dropped_would_raise(IrNode *body, IrVar *param, const IrNode *input_body)
+{
+    if (!(ir_effects(input_body) & IR_FX_RAISE)) return false;
+    Subst s = {param, NULL};
+    find_var(&body, &s);
+    return s.body == NULL;
+}
+
 static bool is_expr_map(const IrNode *n)
 {
     return n->kind == IR_MAP && !n->u.map.out;
@@ -33,7 +50,7 @@ static void fuse_map(RtArena *a, IrNode *m)
 {
     for (int i = 0; i < m->u.map.ninputs; i++) {
         IrNode *inner = m->u.map.inputs[i];
-        if (!is_expr_map(inner)) continue;
+        if (!is_expr_map(inner) || dropped_would_raise(m->u.map.body, m->u.map.params[i], inner->u.map.body)) continue;
         int n = m->u.map.ninputs - 1 + inner->u.map.ninputs;
         if (n > IR_MAX_MAP_INPUTS) continue; /* the map stays two maps */
         IrNode **inputs = ir_nodes(a, n);
@@ -71,6 +88,9 @@ static IrNode *fuse_into_imap(IrNode *m)
         else if (in->type->kind == IR_TY_ARRAY || (in->kind != IR_VAR && in->kind != IR_CONST)) return NULL;
     }
     if (!im || im->type->ndim != m->type->ndim) return NULL;
+    for (int i = 0; i < m->u.map.ninputs; i++)
+        if (m->u.map.inputs[i] == im && dropped_would_raise(m->u.map.body, m->u.map.params[i], im->u.imap.body))
+            return NULL;
     IrNode *body = m->u.map.body;
     for (int i = 0; i < m->u.map.ninputs; i++) {
         Subst s = {m->u.map.params[i], m->u.map.inputs[i] == im ? im->u.imap.body : m->u.map.inputs[i]};

@@ -133,7 +133,7 @@ struct IrType {
     bool weak;
     int ndim;
     IrLayout layout;
-    bool readonly;      /* IR_TY_ARRAY: NumPy's WRITEABLE flag was off (assignments are refused) */
+    bool readonly;      /* IR_TY_ARRAY: NumPy's WRITEABLE flag was off (an assignment is the raise intrinsic) */
     int nelems;
     IrType **elems;
     const void *func;   /* IR_TY_FUNC: the untyped IrFunc (or the resolver's handle) it calls */
@@ -343,6 +343,13 @@ typedef enum {
      * would stretch it: ValueError (matmul's shape error naming k2 and k) when k != k2; else the value k. Typespec
      * evaluates it before the product's map (see typespec/linalg.c). */
     IR_INTR_CORE_DIM,
+    /* raise(code, e0, e1, e2): code an IR_CONST int64 (a runtime.h RtErrCode), then three int64 scalars, the
+     * record's extras (runtime.h says what each code's are). Raises that error at the node's line, always; its
+     * value (of whatever type the place it stands in needs: a scalar, an array, None) is never produced. typespec
+     * puts it where CPython and NumPy raise at run time an error the other nodes cannot: in the failing arm of
+     * `x if ok else raise(...)` (a value out of the range a store's target holds), or alone (a write into a
+     * read-only array, on the path that writes). Effects: it raises, and does nothing else. */
+    IR_INTR_RAISE,
     IR_INTR_COUNT
 } IrIntrinsic;
 const char *ir_intrinsic_name(IrIntrinsic k); /* "transpose": how the IR prints it */
@@ -537,11 +544,12 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 9 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 10 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
-                               * their bounds plans in the IR (ir_version_loops), after the checks */
+                               * their bounds plans in the IR (ir_version_loops), after the checks;
+                               * 10: ir_fuse keeps an input map whose unread result may raise */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */

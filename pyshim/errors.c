@@ -28,6 +28,7 @@ PyObject *lk_raise_diag(const LkDiag *d)
     case LK_ERR_INDEX: cls = PyExc_IndexError; Py_INCREF(cls); break;
     case LK_ERR_ZERODIV: cls = PyExc_ZeroDivisionError; Py_INCREF(cls); break;
     case LK_ERR_UNBOUND: cls = PyExc_UnboundLocalError; Py_INCREF(cls); break;
+    case LK_ERR_OVERFLOW: cls = PyExc_OverflowError; Py_INCREF(cls); break;
     case LK_ERR_VALUE: cls = PyExc_ValueError; Py_INCREF(cls); break;
     case LK_ERR_MEMORY: cls = PyExc_MemoryError; Py_INCREF(cls); break;
     case LK_ERR_UNAVAILABLE: cls = errors_attr("BackendUnavailable"); break;

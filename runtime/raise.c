@@ -17,6 +17,7 @@ LkErrKind rt_err_kind(RtErrCode code)
     case RT_ERR_UNBOUND: return LK_ERR_UNBOUND;
     case RT_ERR_MEMORY: return LK_ERR_MEMORY;
     case RT_ERR_GPU: return LK_ERR_INTERNAL; /* the record's status says which (extra[0]) */
+    case RT_ERR_OVERFLOW: return LK_ERR_OVERFLOW;
     }
     return LK_ERR_INTERNAL;
 }
@@ -63,8 +64,33 @@ static const char *value_message(int64_t which)
         [RT_VAL_RESHAPE] = "cannot reshape the array into the requested shape (the sizes differ)",
         [RT_VAL_MASK_SHAPE] = "boolean index did not match the indexed array's shape",
         [RT_VAL_CONCAT] = "all the input array dimensions except for the concatenation axis must match exactly",
+        [RT_VAL_READONLY] = "assignment destination is read-only",
+        [RT_VAL_READONLY_OUT] = "output array is read-only",
+        [RT_VAL_FLOAT_NAN] = "cannot convert float NaN to integer",
     };
     return which > 0 && which < (int64_t)(sizeof msgs / sizeof msgs[0]) && msgs[which] ? msgs[which] : "invalid value";
+}
+
+/* NumPy 2's words for a number its setitem cannot store into an integer array (RT_ERR_OVERFLOW). */
+static void overflow_message(const RtError *e, const char *file, LkDiag *out)
+{
+    int64_t target = e->extra[1];
+    const char *sign = target & 256 ? "u" : "";
+    int bits = (int)(target & 255);
+    switch (e->extra[2]) {
+    case RT_OVF_BOUNDS_UNSIGNED:
+        lk_diag_set(out, LK_ERR_OVERFLOW, file, e->line, 0, "Python integer %llu out of bounds for %sint%d",
+                    (unsigned long long)e->extra[0], sign, bits);
+        return;
+    case RT_OVF_TOO_LARGE:
+        lk_diag_set(out, LK_ERR_OVERFLOW, file, e->line, 0, "Python int too large to convert to C long");
+        return;
+    case RT_OVF_INFINITY:
+        lk_diag_set(out, LK_ERR_OVERFLOW, file, e->line, 0, "cannot convert float infinity to integer");
+        return;
+    }
+    lk_diag_set(out, LK_ERR_OVERFLOW, file, e->line, 0, "Python integer %lld out of bounds for %sint%d",
+                (long long)e->extra[0], sign, bits);
 }
 
 void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out)
@@ -131,6 +157,9 @@ void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out)
         lk_diag_set(out, gpu.kind, file, e->line, 0, "%s", gpu.message);
         return;
     }
+    case RT_ERR_OVERFLOW:
+        overflow_message(e, file, out);
+        return;
     }
     lk_diag_set(out, LK_ERR_INTERNAL, file, e->line, 0, "compiled code failed with error record %d (status %d)", e->code,
                 e->status);

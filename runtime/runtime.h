@@ -29,6 +29,7 @@ typedef enum {
     LK_ERR_INTERNAL,      /* a bug in lorikeet: reported, never a crash */
     LK_ERR_UNAVAILABLE,   /* a backend that cannot run here (no GPU, no OpenMP runtime) */
     LK_ERR_UNBOUND,       /* UnboundLocalError raised by compiled code */
+    LK_ERR_OVERFLOW,      /* OverflowError raised by compiled code */
 } LkErrKind;
 
 typedef struct LkDiag {
@@ -99,11 +100,20 @@ typedef enum {
     RT_ERR_MEMORY,      /* MemoryError: {bytes asked for, 1 when too many to try, 1 for device memory} */
     RT_ERR_GPU,         /* a gpu runtime call of host code failed (runtime.h's gpu section): {its LkErrKind}; the
                          * message is the calling thread's last gpu diagnostic (rt_error_diag reads it there) */
+    RT_ERR_OVERFLOW,    /* OverflowError, a number stored into an integer array that cannot hold it: {the value
+                         * (an int64), the target (RT_OVF_TARGET), which message (RT_OVF_* below)} */
 } RtErrCode;
+
+/* RT_ERR_OVERFLOW: the target is an integer dtype's bits, plus 256 when unsigned (RT_OVF_TARGET(8, true) is
+ * uint8); the message, by extra[2]: the value out of the target's bounds (as a signed or an unsigned 64-bit
+ * integer), beyond int64 (NumPy converts through a C long), or an infinite float. */
+#define RT_OVF_TARGET(bits, is_unsigned) ((bits) + ((is_unsigned) ? 256 : 0))
+enum { RT_OVF_BOUNDS = 0, RT_OVF_BOUNDS_UNSIGNED, RT_OVF_TOO_LARGE, RT_OVF_INFINITY };
 
 /* Messages of RT_ERR_VALUE, by extra[0]. */
 enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
-       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT, RT_VAL_MASK_SHAPE };
+       RT_VAL_TOO_BIG, RT_VAL_NEG_POWER, RT_VAL_RESHAPE, RT_VAL_CONCAT, RT_VAL_MASK_SHAPE, RT_VAL_READONLY,
+       RT_VAL_READONLY_OUT, RT_VAL_FLOAT_NAN };
 
 /* The layout is part of the contract with compiled code (offsets 0, 4, 8, 12, 16; 40 bytes). */
 typedef struct RtError {

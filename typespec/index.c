@@ -318,10 +318,33 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
     TS_ERR(ts, n->pos, "array attribute '%s' is not supported", name);
 }
 
+/* NumPy writes nothing when an index is out of range: before the store loop, the lengths are checked (*n, the
+ * loop's stop, into a temporary: NumPy's shape mismatch comes first), then every index, by the same loop reading
+ * base[idx[k]] with the ordinary checks, so the IndexError is the one the store would raise. */
+static bool check_indices_first(Ts *ts, IrPos pos, IrNode *base, IrNode *idx, IrNode **n)
+{
+    *n = ts_reuse(ts, *n);
+    IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
+    IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
+    loop->u.for_range.var = k;
+    loop->u.for_range.start = ts_i64(ts, pos, 0);
+    loop->u.for_range.stop = *n;
+    loop->u.for_range.step = ts_i64(ts, pos, 1);
+    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), false); /* k < len(idx) */
+    IrNode *read = ts_elem_at(ts, pos, base, ts_cast(ts, at, ir_type_scalar(IR_DT_INT64)), true);
+    if (!*n || !loop->u.for_range.stop || !read) return false;
+    IrNode *st = ir_node(ts->a, IR_EXPR_STMT, pos);
+    st->u.expr_stmt.value = read;
+    ir_block_push(ts->a, &loop->u.for_range.body, st);
+    ir_block_push(ts->a, ts->pre, loop);
+    return true;
+}
+
 /* a[idx] = value, idx a 1-D integer array, a 1-D: the loop  for k in range(len(idx)): a[idx[k]] = value (or
  * value[k]), with a's ordinary bounds checks and negative wrap. The value, a and idx are each evaluated once,
  * before the loop (ts_reuse). An array value must have idx's length or length 1 (the loop runs over their
- * broadcast length, which raises NumPy's ValueError for lengths that do not broadcast). */
+ * broadcast length, which raises NumPy's ValueError for lengths that do not broadcast). Every index is checked
+ * before anything is written (check_indices_first). */
 static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value)
 {
     IrPos pos = s->pos;
@@ -334,32 +357,38 @@ static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     if (idx->kind != IR_MAP && idx->kind != IR_IMAP) idx = ts_make_map(ts, pos, &idx, 1, NULL, NULL);
     if (value->type->kind == IR_TY_ARRAY && value->kind != IR_MAP && value->kind != IR_IMAP)
         value = ts_make_map(ts, pos, &value, 1, NULL, NULL);
+    else if (value->type->kind == IR_TY_SCALAR)
+        value = ts_setitem_value(ts, pos, value, base->type->dtype, NULL, false);
     if (!idx || !value) return NULL;
     idx = ts_reuse(ts, idx);
     value = ts_reuse(ts, value);
     IrNode *n = ts_dim(ts, pos, idx, 0);
     if (value->type->kind == IR_TY_ARRAY) {
-        /* idx's length, which value must have or broadcast to (length 1): the broadcast shape of the two,
-         * which raises NumPy's ValueError for lengths that do not broadcast */
-        IrNode *d = ir_node(ts->a, IR_BCAST_SHAPE, pos);
-        d->type = ir_type_scalar(IR_DT_INT64);
-        d->u.bcast_shape.args = ir_nodes(ts->a, 2);
-        d->u.bcast_shape.args[0] = idx;
-        d->u.bcast_shape.args[1] = value;
-        d->u.bcast_shape.n = 2;
-        d->u.bcast_shape.axis = 0;
-        d->u.bcast_shape.ndim = 1;
-        n = d;
+        /* idx's length, which value must have or broadcast to (length 1), else NumPy's ValueError (a longer
+         * value against an idx of length 1 too: it does not broadcast to the indexing result) */
+        IrNode *fits = ir_node(ts->a, IR_BOOLOP, pos);
+        fits->type = ir_type_scalar(IR_DT_BOOL);
+        fits->u.boolop.n = 2;
+        fits->u.boolop.values = ir_nodes(ts->a, 2);
+        fits->u.boolop.values[0] = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), ts_dim(ts, pos, idx, 0));
+        fits->u.boolop.values[1] = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), ts_i64(ts, pos, 1));
+        IrNode *len = ir_node(ts->a, IR_IFEXP, pos);
+        len->type = ir_type_scalar(IR_DT_INT64);
+        len->u.ifexp.cond = fits;
+        len->u.ifexp.then = n;
+        len->u.ifexp.orelse = ts_raise(ts, pos, RT_ERR_SHAPE, ts_dim(ts, pos, value, 0), ts_dim(ts, pos, idx, 0),
+                                       ts_i64(ts, pos, 1), len->type);
+        if (!fits->u.boolop.values[0] || !fits->u.boolop.values[1] || !len->u.ifexp.orelse) return NULL;
+        n = len;
     }
+    if (ts->sess->opts->boundscheck && !check_indices_first(ts, pos, base, idx, &n)) return NULL;
     IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
     IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
     loop->u.for_range.var = k;
     loop->u.for_range.start = ts_i64(ts, pos, 0);
     loop->u.for_range.stop = n;
     loop->u.for_range.step = ts_i64(ts, pos, 1);
-    /* idx[k]: k < len(idx) unless a longer value broadcast against an idx of length 1: then an IndexError
-     * (NumPy's is a ValueError), never a read past idx */
-    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), value->type->kind == IR_TY_ARRAY && ts->sess->opts->boundscheck);
+    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), false); /* k < len(idx) */
     IrNode *tgt = ts_elem_at(ts, pos, base, ts_cast(ts, at, ir_type_scalar(IR_DT_INT64)), ts->sess->opts->boundscheck);
     IrNode *v = value;
     if (value->type->kind == IR_TY_ARRAY) {
@@ -396,6 +425,17 @@ static IrNode *mask_values_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     return st;
 }
 
+/* A checked read of the element a store writes, for an error of converting its value to come after the
+ * store's IndexError, as in NumPy; NULL when the index is not checked or reading it again could do more. */
+static IrNode *element_read(Ts *ts, IrNode *dst)
+{
+    if (dst->kind != IR_INDEX || !dst->u.index.checked || (ir_effects(dst->u.index.base) & (IR_FX_RAISE | IR_FX_WRITE)))
+        return NULL;
+    for (int i = 0; i < dst->u.index.n; i++)
+        if (ir_effects(dst->u.index.items[i]) & (IR_FX_RAISE | IR_FX_WRITE)) return NULL;
+    return ir_copy(ts->a, dst, NULL);
+}
+
 IrNode *ts_store(Ts *ts, const IrNode *s)
 {
     const IrNode *target = s->u.store.target;
@@ -411,8 +451,12 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
     if (value->type->kind != IR_TY_SCALAR && value->type->kind != IR_TY_ARRAY)
         TS_ERR(ts, s->pos, "cannot store %s into an array", ts_type_name(value->type));
     if (base->type->readonly) {
-        if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_VALUE, ts->src->file, s->pos.line, s->pos.col, "assignment destination is read-only");
-        return NULL;
+        IrNode *before[2 + IR_MAX_DIMS] = {value, base};
+        int n = 2;
+        for (int i = 0; dst->kind == IR_INDEX && i < dst->u.index.n && n < 2 + IR_MAX_DIMS; i++) before[n++] = dst->u.index.items[i];
+        IrNode *st = ir_node(ts->a, IR_EXPR_STMT, s->pos);
+        st->u.expr_stmt.value = ts_readonly_write(ts, s->pos, before, n, ir_type_none(), false);
+        return st->u.expr_stmt.value ? st : NULL;
     }
     if (dst->type->kind == IR_TY_SCALAR) {
         bool masked = dst->u.index.n == 1 && dst->u.index.items[0]->type->kind == IR_TY_ARRAY;
@@ -422,9 +466,11 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
             TS_ERR(ts, s->pos, "setting an array element with a sequence (the value is %s)", ts_type_name(value->type));
         IrNode *st = ir_node(ts->a, IR_STORE, s->pos);
         st->u.store.target = dst;
-        st->u.store.value = ts_cast(ts, value, dst->type);
+        st->u.store.value = ts_setitem_value(ts, s->pos, value, dst->type->dtype, masked ? NULL : element_read(ts, dst), !masked);
         return st->u.store.value ? st : NULL;
     }
+    if (value->type->kind == IR_TY_SCALAR && !(value = ts_setitem_value(ts, s->pos, value, dst->type->dtype, NULL, true)))
+        return NULL;
     IrNode *in[1] = {value};
     IrNode *m = ts_make_map_into(ts, s->pos, dst, in, 1, NULL, NULL);
     if (!m) return NULL;

@@ -150,6 +150,47 @@ IrNode *ts_reuse(Ts *ts, IrNode *n)
     return ts_var(ts, n->pos, t);
 }
 
+/* `value`, after evaluating `first` for what it may do: a result typespec folds to a constant (np.isnan of an
+ * integer, len of a tuple) still evaluates an operand that may raise or write, as CPython does (np.isnan(a // 0)
+ * raises ZeroDivisionError). The pair is a tuple, whose items a backend evaluates in order. */
+IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value)
+{
+    if (!first || !value) return NULL;
+    if (!(ir_effects(first) & (IR_FX_RAISE | IR_FX_WRITE))) return value;
+    IrNode *pair = ir_node(ts->a, IR_TUPLE, pos);
+    pair->u.tuple.n = 2;
+    pair->u.tuple.items = ir_nodes(ts->a, 2);
+    pair->u.tuple.items[0] = first;
+    pair->u.tuple.items[1] = value;
+    IrType *elems[2] = {first->type, value->type};
+    pair->type = ir_type_tuple(elems, 2);
+    return ir_tuple_get(ts->a, pos, pair, 1);
+}
+
+/* The raise intrinsic (ir.h): the error `code` with int64 extras (NULL: 0) at pos, typed t where it stands. */
+IrNode *ts_raise(Ts *ts, IrPos pos, RtErrCode code, IrNode *e0, IrNode *e1, IrNode *e2, IrType *t)
+{
+    IrNode *args[4] = {ts_i64(ts, pos, code), e0, e1, e2};
+    for (int i = 1; i < 4; i++)
+        if (!(args[i] = args[i] ? ts_cast(ts, args[i], ir_type_scalar(IR_DT_INT64)) : ts_i64(ts, pos, 0))) return NULL;
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_RAISE, args, 4, t);
+}
+
+/* A write into a read-only array is NumPy's ValueError where the write runs (never at entry: a path that does
+ * not run does not raise), after what CPython evaluates before it: `before[n]` (the value, the target's base
+ * and indices; those that cannot raise or write are left out). Typed t. NumPy's words differ for an assignment
+ * (a[i] = v) and a ufunc's output (a += 1): `output`. */
+IrNode *ts_readonly_write(Ts *ts, IrPos pos, IrNode **before, int n, IrType *t, bool output)
+{
+    IrNode *which = ts_i64(ts, pos, output ? RT_VAL_READONLY_OUT : RT_VAL_READONLY);
+    IrNode *r = ts_raise(ts, pos, RT_ERR_VALUE, which, NULL, NULL, t);
+    for (int i = n - 1; i >= 0 && r; i--) {
+        IrTypeKind k = before[i] ? before[i]->type->kind : IR_TY_NONE;
+        if (k == IR_TY_SCALAR || k == IR_TY_ARRAY) r = ts_after_effects(ts, pos, before[i], r);
+    }
+    return r;
+}
+
 IrNode *ts_truth(Ts *ts, IrNode *n)
 {
     IrType *t = n->type;

@@ -38,7 +38,7 @@ IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType
     }
     bool is_pred = fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE;
     if (is_pred && !ir_dtype_is_float(args[0]->type->dtype))
-        return ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), fn == IR_MATH_ISFINITE);
+        return ts_after_effects(ts, pos, args[0], ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), fn == IR_MATH_ISFINITE));
     IrNode *m = ir_node(ts->a, IR_MATH, pos);
     m->u.math.fn = fn;
     m->type = is_pred ? ir_type_scalar(IR_DT_BOOL) : t;
@@ -158,20 +158,6 @@ static IrNode *divide_by_count(Ts *ts, IrPos pos, IrNode *s, IrNode *count, IrTy
     return arr ? ts_cast_array(ts, pos, q, IR_DT_FLOAT16) : ts_cast(ts, q, rt);
 }
 
-/* var and std's ddof: a constant integer, 0 when not given */
-static bool ddof_arg(Ts *ts, Args *a, const char *name, int64_t *ddof)
-{
-    const IrNode *dd = ts_kw(a, "ddof");
-    *ddof = 0;
-    if (dd && !ts_const_int(dd, ddof)) {
-        if (!ts->dry)
-            lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, a->call->pos.line, a->call->pos.col,
-                        "%s(): ddof must be a constant integer", name);
-        return false;
-    }
-    return true;
-}
-
 /* A reduction of a scalar x: NumPy's answer for the 0-d array x would be. x is evaluated once (for its effects,
  * where the answer does not need its value). NULL for the reductions that return x itself. */
 static IrNode *scalar_reduction(Ts *ts, Args *a, const char *name, IrNode *x)
@@ -184,14 +170,17 @@ static IrNode *scalar_reduction(Ts *ts, Args *a, const char *name, IrNode *x)
         return ts_cast(ts, zero, ir_type_scalar(IR_DT_INT64));
     }
     if (!strcmp(name, "var") || !strcmp(name, "std")) {
-        int64_t ddof;
-        if (!ddof_arg(ts, a, name, &ddof)) return NULL;
+        IrNode *ddof = ts_arg(a, 4, "ddof"); /* any number known at run time, as for arrays */
+        if (ddof && ddof->type->kind != IR_TY_SCALAR)
+            TS_ERR(ts, pos, "%s(): ddof must be a number, not %s", name, ts_type_name(ddof->type));
         IrDtype dt = ir_type_strong(x->type)->dtype;
         IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64);
         /* the squared deviation from the mean, |x * 0|: 0, or NaN for a NaN or infinite x (inf - inf), over
          * max(1 - ddof, 0) */
         IrNode *dev = ts_scalar_binop(ts, pos, IR_OP_MUL, ts_cast(ts, x, acc), ir_const_float(ts->a, pos, acc, 0.0));
-        IrNode *var = divide_by_count(ts, pos, ts_scalar_unop(ts, pos, IR_UOP_ABS, dev), ts_i64(ts, pos, ddof < 1 ? 1 - ddof : 0), acc);
+        IrNode *dof = ddof ? ts_scalar_binop(ts, pos, IR_OP_SUB, ts_i64(ts, pos, 1), ddof) : ts_i64(ts, pos, 1);
+        dof = dof ? ts_scalar_binop(ts, pos, IR_OP_MAX, dof, ts_i64(ts, pos, 0)) : NULL;
+        IrNode *var = dof ? divide_by_count(ts, pos, ts_scalar_unop(ts, pos, IR_UOP_ABS, dev), dof, acc) : NULL;
         if (!var || name[0] == 'v') return var;
         return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
     }
@@ -259,8 +248,14 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         return ts_make_reduce(ts, pos, IR_RED_ADD, zeroed, (int)axis, keepdims, ir_type_scalar(dt));
     }
     if (!strcmp(name, "var") || !strcmp(name, "std")) {
-        int64_t ddof;
-        if (!ddof_arg(ts, a, name, &ddof)) return NULL;
+        /* NumPy's (a, axis, dtype, out, ddof): ddof is any number, known at run time (an int or a float) */
+        for (int i = 2; i < 4 && i < a->npos; i++)
+            if (a->pos[i]->type->kind != IR_TY_NONE)
+                TS_ERR(ts, pos, "%s(): the %s argument is not supported", name, i == 2 ? "dtype" : "out");
+        if (a->npos > 5) TS_ERR(ts, pos, "%s(): give keepdims by keyword", name);
+        IrNode *ddof = ts_arg(a, 4, "ddof");
+        if (ddof && (ddof->type->kind != IR_TY_SCALAR))
+            TS_ERR(ts, pos, "%s(): ddof must be a number, not %s", name, ts_type_name(ddof->type));
         IrType *acc = ir_type_scalar(ir_dtype_is_float(dt) ? dt : IR_DT_FLOAT64);
         x = ts_reuse(ts, ts_cast_array(ts, pos, x, acc->dtype));
         /* mean with keepdims, so it broadcasts against x */
@@ -271,9 +266,9 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
         IrNode *in[2] = {x, m};
         IrNode *sq = ts_make_map(ts, pos, in, 2, elem_sqdiff, NULL);
         IrNode *ss = ts_make_reduce(ts, pos, IR_RED_ADD, sq, (int)axis, keepdims, acc);
+        IrNode *dof = ddof ? ts_scalar_binop(ts, pos, IR_OP_SUB, count, ddof) : count;
         /* NumPy divides by max(n - ddof, 0): with ddof >= n the variance is nan (0 / 0) or inf, never negative */
-        IrNode *dof = ts_scalar_binop(ts, pos, IR_OP_MAX, ts_scalar_binop(ts, pos, IR_OP_SUB, count, ts_i64(ts, pos, ddof)),
-                                      ts_i64(ts, pos, 0));
+        dof = dof ? ts_scalar_binop(ts, pos, IR_OP_MAX, dof, ts_i64(ts, pos, 0)) : NULL;
         IrNode *var = divide_by_count(ts, pos, ss, dof, acc);
         if (name[0] == 'v') return var;
         return ts_math(ts, pos, IR_MATH_SQRT, &var, 1, acc);
@@ -449,7 +444,8 @@ static IrNode *call_builtin(Ts *ts, Args *a, const char *name)
     if (strcmp(name, "len") == 0) {
         if (!ts_check_args(ts, a, "len", 1, 1)) return NULL;
         IrNode *x = a->pos[0];
-        if (x->type->kind == IR_TY_TUPLE) return ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), x->type->nelems);
+        if (x->type->kind == IR_TY_TUPLE) /* a Python int; x still evaluated for its effects */
+            return ts_after_effects(ts, pos, x, ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), x->type->nelems));
         if (x->type->kind != IR_TY_ARRAY) TS_ERR(ts, pos, "object of type %s has no len()", ts_type_name(x->type));
         IrNode *d = ir_node(ts->a, IR_ARRAY_DIM, pos);
         d->type = ir_type_weak(IR_DT_INT64); /* a Python int */

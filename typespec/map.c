@@ -65,10 +65,7 @@ IrNode *ts_make_map_into(Ts *ts, IrPos pos, IrNode *out, IrNode **inputs, int n,
     if (!m) return NULL;
     if (ndim > out->type->ndim)
         TS_ERR(ts, pos, "cannot store a %d-dimensional value into a %d-dimensional array", ndim, out->type->ndim);
-    if (out->type->readonly) {
-        if (!ts->dry) lk_diag_set(ts->diag, LK_ERR_VALUE, ts->src->file, pos.line, pos.col, "assignment destination is read-only");
-        return NULL;
-    }
+    if (out->type->readonly) return ts_readonly_write(ts, pos, m->u.map.inputs, m->u.map.ninputs, out->type, true);
     ts->cond_depth++;
     m->u.map.body = ts_cast(ts, m->u.map.body, ir_type_scalar(out->type->dtype));
     ts->cond_depth--;

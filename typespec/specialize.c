@@ -142,6 +142,17 @@ static IrNode *type_for_iter(Ts *ts, const IrNode *s)
     return f;
 }
 
+/* A function value has no run-time representation (applying one specialises and calls it): it can be returned
+ * to a caller inside the compilation, never boxed for Python. */
+static bool holds_function(const IrType *t)
+{
+    if (t->kind == IR_TY_FUNC) return true;
+    if (t->kind == IR_TY_TUPLE)
+        for (int i = 0; i < t->nelems; i++)
+            if (holds_function(t->elems[i])) return true;
+    return false;
+}
+
 static IrNode *type_return(Ts *ts, const IrNode *s)
 {
     IrNode *r = ir_node(ts->a, IR_RETURN, s->pos);
@@ -155,6 +166,10 @@ static IrNode *type_return(Ts *ts, const IrNode *s)
         ts->has_return_none = true;
         return r;
     }
+    if (ts->returns_to_python && holds_function(v->type))
+        TS_ERR(ts, s->pos, "%s() returns a function%s%s: a compiled function returns numbers, arrays and tuples of "
+               "them to Python, not functions", ts->src->name, v->type->kind == IR_TY_TUPLE ? " inside " : "",
+               v->type->kind == IR_TY_TUPLE ? ts_type_name(v->type) : "");
     ts->has_return_value = true;
     IrType *t = unify(ts->ret_type, v->type);
     if (!t) {
@@ -353,7 +368,7 @@ IrFunc *ts_specialize_in(TsSession *sess, const IrFunc *src, IrType **arg_types,
     spec = add_spec(sess, src, arg_types, nargs);
     int spec_index = (int)(spec - sess->specs);
 
-    Ts ts = {.sess = sess, .a = sess->a, .diag = diag, .src = src};
+    Ts ts = {.sess = sess, .a = sess->a, .diag = diag, .src = src, .returns_to_python = spec_index == 0};
     ts.dst = new_typed_func(sess, src, &ts.varmap);
     for (int i = 0; i < nargs; i++) ts.dst->params[i]->type = arg_types[i];
 

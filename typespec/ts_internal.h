@@ -29,6 +29,7 @@ typedef struct Ts {
     IrBlock *pre;        /* where hoisted statements go: the block being built */
     int cond_depth;      /* >0 inside a branch of a conditional expression (no hoisting there) */
     IrType *ret_type;
+    bool returns_to_python; /* the root of the compilation: what it returns is boxed for the caller */
     bool has_return_value;
     bool has_return_none;
     /* comprehension targets being typed: an untyped variable stands for a typed expression */
@@ -54,6 +55,9 @@ IrNode *ts_truth(Ts *ts, IrNode *n);
 IrNode *ts_reuse(Ts *ts, IrNode *n);
 IrNode *ts_python_scalar(Ts *ts, IrNode *n); /* as a weak Python int, float or bool (NEP 50) */
 IrNode *ts_numpy_scalar(Ts *ts, IrNode *n);  /* as a strong NumPy scalar of its dtype */
+IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value); /* value, first evaluated before it */
+IrNode *ts_raise(Ts *ts, IrPos pos, RtErrCode code, IrNode *e0, IrNode *e1, IrNode *e2, IrType *t);
+IrNode *ts_readonly_write(Ts *ts, IrPos pos, IrNode **before, int n, IrType *t, bool output);
 IrNode *ts_scalar_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
 IrNode *ts_binop(Ts *ts, IrPos pos, IrBinOp op, IrNode *l, IrNode *r);
 IrNode *ts_scalar_unop(Ts *ts, IrPos pos, IrUnOp op, IrNode *x);
@@ -136,6 +140,9 @@ IrNode *ts_elem_at(Ts *ts, IrPos pos, IrNode *base, IrNode *item, bool checked);
 IrNode *ts_mask_select(Ts *ts, IrPos pos, IrNode *base, IrNode *mask);           /* base[mask], a new 1-D array */
 IrNode *ts_attr(Ts *ts, const IrNode *n);
 IrNode *ts_store(Ts *ts, const IrNode *s);
+
+/* setitem.c: a scalar value converted for a store into an array of dtype dt, as NumPy's setitem converts it */
+IrNode *ts_setitem_value(Ts *ts, IrPos pos, IrNode *value, IrDtype dt, IrNode *first, bool numpy_checked);
 IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x); /* x.T: a view with the axes reversed */
 
 /* specialize.c */

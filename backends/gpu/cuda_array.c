@@ -235,6 +235,18 @@ static const char *core_dim(Cu *c, const IrNode *n)
     return r;
 }
 
+/* raise(code, e0, e1, e2): the error, always; the value after it is never read, a declared temporary */
+static const char *raise_error(Cu *c, const IrNode *n)
+{
+    const char *e[3];
+    for (int i = 0; i < 3; i++)
+        if (!(e[i] = cu_expr(c, n->u.call.args[1 + i]))) return NULL;
+    cu_raise(c, NULL, (RtErrCode)n->u.call.args[0]->u.konst.i, n->pos, e[0], e[1], e[2]);
+    const char *r = cu_new_tmp(c);
+    cu_line(c, "%s %s = {};", cu_type(c, n->type), r);
+    return r;
+}
+
 const char *cu_intrinsic(Cu *c, const IrNode *n)
 {
     switch (n->u.call.intrinsic) {
@@ -244,6 +256,7 @@ const char *cu_intrinsic(Cu *c, const IrNode *n)
     case IR_INTR_MATMUL: return cu_refuse(c, n, "a matrix product (it makes a new array)");
     case IR_INTR_MASK_SELECT: return cu_refuse(c, n, "a[mask] (it makes a new array)");
     case IR_INTR_CORE_DIM: return core_dim(c, n);
+    case IR_INTR_RAISE: return raise_error(c, n);
     case IR_INTR_COUNT: break;
     }
     return cu_refuse(c, n, "this intrinsic");

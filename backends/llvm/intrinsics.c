@@ -278,6 +278,17 @@ static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
     return e.out;
 }
 
+/* raise(code, e0, e1, e2): the error record filled and the function left, always. The code after it (in a block
+ * of its own) is never reached, but must be valid: it gets an undefined value of the node's type. */
+static LLVMValueRef raise_error(Cg *cg, const IrNode *n)
+{
+    LLVMValueRef extra[3];
+    for (int i = 0; i < 3; i++) extra[i] = cg_expr(cg, n->u.call.args[1 + i]);
+    cg_raise_if(cg, LLVMConstInt(cg->i1, 1, 0), (RtErrCode)n->u.call.args[0]->u.konst.i, n->pos, extra, 3);
+    LLVMTypeRef t = cg_type(cg, n->type);
+    return LLVMGetUndef(t);
+}
+
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
 {
     switch (n->u.call.intrinsic) {
@@ -287,6 +298,7 @@ LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
     case IR_INTR_MATMUL: return matmul(cg, n);
     case IR_INTR_MASK_SELECT: return mask_select(cg, n);
     case IR_INTR_CORE_DIM: return core_dim(cg, n);
+    case IR_INTR_RAISE: return raise_error(cg, n);
     case IR_INTR_COUNT: break;
     }
     lk_diag_set(cg->diag, LK_ERR_INTERNAL, cg->f->file, n->pos.line, n->pos.col, "a call of intrinsic %d",
