@@ -135,7 +135,9 @@ KNOWN_BUGS = [
              "float to integer conversion saturates where NumPy's C cast gives another value without a warning (out-of-range floats stored into an "
              "int array, negative floats to unsigned)", {"value", "args"},
              r"astype\(np\.u?int|np\.u?int\d+\(|\]\s*=|\w\s*[-+*|&/]?=",
-             rf"(result(\[\d+\])*|afterwards): .*\b(0|{_INT_LIMITS})\b.* where the reference has .*\(u?int\d+\)$"),
+             # the converted value may have been stored back into a float array (a view of the result)
+             rf"(result(\[\d+\])*|afterwards): .*\b(0|{_INT_LIMITS})\.?\b.* where the reference has .*"
+             rf"\((u?int\d+|float\d+)\)$"),
     KnownBug("r14", "issue 12 item 2, repros/r14_uint_compare_negative_int.py; np.clip too: "
              "fuzz/findings/compile-error-cpu-seed1144.py",
              "a negative Python int beside an unsigned value (comparison, np.clip, np.where) is a CompileError or wraps, "
@@ -148,45 +150,25 @@ KNOWN_BUGS = [
              r"must be a scalar or a 1-D array|setting an array element with a sequence"),
     KnownBug("types-first", "by design: lorikeet types the whole function before it runs",
              "an operation NumPy refuses for its dtypes (a CompileError, a TypeError) whose operands also do not "
-             "broadcast: NumPy raises the ValueError of the shapes first", {"compile-error"}, r".",
-             r"CompileError: .* where the reference raises ValueError: operands could not be broadcast"),
+             "broadcast or whose index is out of range: NumPy raises the ValueError of the shapes or the IndexError "
+             "first, when that line runs", {"compile-error"}, r".",
+             r"CompileError: .* where the reference raises (ValueError: operands could not be broadcast|IndexError)"),
     KnownBug("F4", "fuzz/findings/value-cpu-seed200303.py (new, issue 12 item 5)",
              "x ** 0.5 of float arrays: NumPy computes np.sqrt (nan for -inf, -0.0 for -0.0), lorikeet pow (inf, "
              "0.0)", {"value"}, r"\*\* 0\.5", r"\binf\b|-0\."),
     KnownBug("F2", "fuzz/findings/dtype-cpu-seed1004.py (new, issue 12 item 5)",
              "a bool array ** a Python int is int8 (NumPy: int64)", {"dtype", "value"}, r"\*\*",
              r"dtype int8 where the reference has int64"),
-    KnownBug("F3", "fuzz/findings/missing-exception-cpu-seed100033.py, exception-cpu-seed300086.py "
-             "(new, issue 12 item 5)",
-             "a[idx] = v with len(v) neither len(idx) nor 1: nothing happens (v empty) or an IndexError (v longer), "
-             "where NumPy raises ValueError (shape mismatch)", {"missing-exception", "exception"}, r"\]\s*=",
-             r"shape mismatch"),
     KnownBug("F5", "fuzz/findings/exception-cpu-seed171.py (new, issue 12 item 5)",
              "a[i] = value checks the index i before it evaluates value: Python evaluates value first, so "
              "value's exception (here NumPy's broadcast ValueError) is the one raised", {"exception"},
              r"\]\s*=", r"IndexError: .* where the reference raises ValueError"),
-    KnownBug("idx-write", "issue 12 item 3 ('a[idx] = 0 with one index out of range writes the others')",
-             "an index-array store with an index out of range writes the others before raising", {"args"},
-             r"\w\[\w+\]\s*="),
-    KnownBug("r03", "issue 12 item 2, repros/r03_var_std_ddof_ge_n.py",
-             "var/std with ddof >= n", {"value"}, r"\b(var|std)\("),
-    KnownBug("r07", "issue 12 item 2, repros/r07_scalar_argmax.py", "argmax/argmin/var of a scalar",
-             {"value", "dtype"}, r"\barg(max|min)\(|\bvar\("),
-    KnownBug("r09", "issue 12 item 2, repros/r09_negated_small_int_constant.py",
-             "unary minus of a small typed integer constant folded without wrapping", {"value"},
-             r"-\s*\(?np\.u?int(8|16|32)\("),
-    KnownBug("r15", "issue 12 item 2, repros/r15_reshape_copy_vs_view.py",
-             "reshape(-1)/ravel of a non-contiguous array copies where NumPy views", {"args", "value"},
-             r"reshape\(-1\)|ravel\("),
     # the broad ones last: a mismatch goes to a specific entry first
-    KnownBug("r02", "issue 12 item 1, repros/r02_python_bool_is_numpy_bool.py",
-             "comparisons, not and bool() of Python scalars give NumPy bools, not Python bools",
-             {"dtype", "value", "compile-error"}, r"[<>]|==|!=|\bbool\(|\bnot\b",
-             r"dtype|bool|bitwise|unary|where the reference has"),
     KnownBug("r08-r10", "issue 12 item 1, repros/r08_shape_len_not_weak.py, r10_weak_strong_scalars.py",
-             "Python ints and floats lorikeet makes (len, shape, size, ndim, range variables, int(), float(), "
-             "math.floor, helpers' results, and/or/if-else of scalars) are strong; NumPy functions of Python "
-             "scalars are weak", {"dtype", "value", "compile-error"}, _MADE_SCALARS,
+             "what remains of NEP 50 after its rules landed (USERGUIDE, Known bugs): a Python int lorikeet makes "
+             "(len, shape, range variables, a helper's result) that does not fit a narrower dtype wraps where "
+             "NumPy raises OverflowError, and and/or/if-else of scalars give their operands one type",
+             {"dtype", "value", "compile-error"}, _MADE_SCALARS,
              r"dtype|where the reference has|same_kind|incompatible types|bitwise operators need|needs an integer"),
 ]
 

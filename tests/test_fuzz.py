@@ -2,6 +2,7 @@
 backend, apart from the known bugs fuzz/known.py lists (each printed); and the fuzzer's own parts work: the same
 seed gives the same program, the comparison catches what it must, a saved program replays, a crashing worker is
 caught and its program saved."""
+import glob
 import os
 import subprocess
 import sys
@@ -117,3 +118,15 @@ def test_saved_findings_are_attributed_to_known_entries():
     r = subprocess.run([sys.executable, "-m", "fuzz", "--triage", folder, "--backends", lk.get_backend()],
                        cwd=ROOT, capture_output=True, text=True, env=_env())
     assert r.returncode == 0 and "no new findings" in r.stdout, r.stdout + r.stderr
+
+
+FIXED = sorted(glob.glob(os.path.join(ROOT, "fuzz", "fixed", "*.py")))
+
+
+@pytest.mark.parametrize("path", FIXED, ids=[os.path.basename(p) for p in FIXED])
+def test_programs_the_fuzzer_found_before_their_fix_agree_now(path):
+    """fuzz/fixed/ keeps the minimal programs of findings whose fix landed (their known entry removed): each runs
+    again, on the suite's backend, and must agree with CPython+NumPy."""
+    r = subprocess.run([sys.executable, "-m", "fuzz", "--replay", path, "--backends", lk.get_backend()], cwd=ROOT,
+                       capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 0 and "agrees" in r.stdout, r.stdout + r.stderr
