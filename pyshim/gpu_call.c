@@ -313,6 +313,9 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
         LkDiag diag;
         if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err); /* code cached from another place in the source */
         rt_error_diag(&ctx.err, &s->names, &diag);
+        /* what ran before the error stays done, as on the host: the NumPy arguments it wrote get those writes
+         * (b[0] = 5 before a failing write of a read-only a); a copy that fails too leaves the first error */
+        if (s->writes_args && copy_back(ranges, nranges) < 0) PyErr_Clear();
         lk_raise_diag(&diag);
     } else if (s->writes_args && copy_back(ranges, nranges) < 0) {
         /* the exception is set */

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
+from helpers import skip_on_gpu
 
 HERE = os.path.basename(__file__)
 
@@ -239,6 +240,8 @@ def test_an_index_array_store_checks_every_index_before_writing(idx, v):
 
 
 def test_an_index_array_store_in_a_prange_row_checks_first():
+    skip_on_gpu("an index-array store in a prange body copies the index array first (NumPy's order), an allocation "
+                "the gpu backend cannot make inside a kernel yet: a CompileError naming the line")
     idx, v = np.array([0, 7]), 5.0
     want = state_after(store_through_index_array_in_prange, np.zeros((4, 3)), idx, v)
     assert want[0] == "raises"
