@@ -84,16 +84,17 @@ static bool comb_lambda(Cu *c, Chunked *s)
     return true;
 }
 
-/* T lk_v = the element lk_w (lk_order set; on a raise, goto fail_label). */
-static bool element(Cu *c, Chunked *s, const char *fail_label)
+/* T lk_v = the element lk_w (lk_order set; on a raise, goto fail_label). flat_only: the code of the flat path
+ * alone, for a caller that tested lk_flat itself. */
+static bool element(Cu *c, Chunked *s, const char *fail_label, bool flat_only)
 {
     const GpuKernelLayout *k = s->k;
     cu_line(c, "lk_order = (u64)lk_w;");
     cu_line(c, "%s lk_v;", cu_scalar(s->acc_t->dtype));
     const char *saved = c->fail;
     c->fail = cu_fmt(c, "goto %s;", fail_label);
-    for (int pass = s->flat_path ? 0 : 1; pass < 2; pass++) {
-        if (s->flat_path) cu_line(c, pass == 0 ? "if (lk_flat) {" : "} else {");
+    for (int pass = s->flat_path ? 0 : 1; pass < (flat_only ? 1 : 2); pass++) {
+        if (s->flat_path && !flat_only) cu_line(c, pass == 0 ? "if (lk_flat) {" : "} else {");
         else cu_line(c, "{");
         c->indent++;
         cu_init_uses(c, k);
@@ -124,21 +125,47 @@ static void open_tiles_backwards(Cu *c, int tile)
     c->indent++;
 }
 
+/* A flat path's loop over the `count` elements base + j * 32 + lane (j < count) of a tile known to lie below
+ * lk_whi, with no test an element: unrolled, its loads all go out before the first value is used (a loop that
+ * may stop at any element issues one load at a time and waits for each, at about a third of the device's
+ * bandwidth). Each element's value goes to `into`[j]. */
+static bool open_whole_tile(Cu *c, Chunked *s, const char *base, int count, const char *into, const char *fail_label)
+{
+    cu_line(c, "if (lk_flat && %s + %d <= lk_whi) {", base, 32 * count);
+    c->indent++;
+    cu_line(c, "#pragma unroll");
+    cu_line(c, "for (int lk_j = 0; lk_j < %d; lk_j++) {", count);
+    c->indent++;
+    cu_line(c, "const i64 lk_w = %s + lk_j * 32 + (i64)lk_lane;", base);
+    if (!element(c, s, fail_label, true)) return false;
+    cu_line(c, "%s[lk_j] = lk_v;", into);
+    close_brace(c);
+    return true;
+}
+
 /* The warp's tile at `base` evaluated into lk_nx[j], each lane every 32nd element (base + j * 32 + lane: the
  * loads coalesce). An element that raises sets lk_bad (its error is recorded). */
 static bool fetch_tile(Cu *c, Chunked *s, const char *base)
 {
     int l = s->nlabel++;
+    const char *fail_label = cu_fmt(c, "lk_sf%d", l);
     cu_line(c, "{");
     c->indent++;
     cu_line(c, "const i64 lk_tf = %s;", base);
+    if (s->flat_path) {
+        if (!open_whole_tile(c, s, "lk_tf", CU_SCAN_ITEMS, "lk_nx", fail_label)) return false;
+        c->indent--;
+        cu_line(c, "} else {");
+        c->indent++;
+    }
     cu_line(c, "for (int lk_j = 0; lk_j < %d; lk_j++) {", CU_SCAN_ITEMS);
     c->indent++;
     cu_line(c, "const i64 lk_w = lk_tf + lk_j * 32 + (i64)lk_lane;");
     cu_line(c, "if (lk_w >= lk_whi) break;");
-    if (!element(c, s, cu_fmt(c, "lk_sf%d", l))) return false;
+    if (!element(c, s, fail_label, false)) return false;
     cu_line(c, "lk_nx[lk_j] = lk_v;");
     close_brace(c);
+    if (s->flat_path) close_brace(c);
     close_brace(c);
     cu_line(c, "goto lk_sj%d;", l);
     cu_line(c, "lk_sf%d: lk_bad = true;", l);
@@ -196,16 +223,31 @@ static bool chunk_total(Cu *c, Chunked *s)
         cu_line(c, "if (lk_lane == 0) { lk_comb(lk_acc, lk_wtot); lk_wtot = lk_acc; }");
     } else {
         int l = s->nlabel++;
+        const char *fail_label = cu_fmt(c, "lk_sf%d", l);
         cu_line(c, "{");
         c->indent++;
+        if (s->flat_path) {
+            /* a whole tile pair: its 16 loads a lane first, then the combines in the same order as below */
+            cu_line(c, "%s lk_ld[%d];", cu_scalar(s->acc_t->dtype), 2 * CU_SCAN_ITEMS);
+            if (!open_whole_tile(c, s, "lk_t0", 2 * CU_SCAN_ITEMS, "lk_ld", fail_label)) return false;
+            cu_line(c, "#pragma unroll");
+            cu_line(c, "for (int lk_j = 0; lk_j < %d; lk_j++) {", 2 * CU_SCAN_ITEMS);
+            cu_line(c, "    %s lk_e; lk_e.r = lk_ld[lk_j]; lk_e.have = true;", s->A);
+            cu_line(c, "    lk_comb(lk_acc, lk_e);");
+            cu_line(c, "}");
+            c->indent--;
+            cu_line(c, "} else {");
+            c->indent++;
+        }
         cu_line(c, "for (int lk_j = 0; lk_j < %d; lk_j++) {", 2 * CU_SCAN_ITEMS);
         c->indent++;
         cu_line(c, "const i64 lk_w = lk_t0 + lk_j * 32 + (i64)lk_lane;");
         cu_line(c, "if (lk_w >= lk_whi) break;");
-        if (!element(c, s, cu_fmt(c, "lk_sf%d", l))) return false;
+        if (!element(c, s, fail_label, false)) return false;
         cu_line(c, "%s lk_e; lk_e.r = lk_v; lk_e.have = true;", s->A);
         cu_line(c, "lk_comb(lk_acc, lk_e);");
         close_brace(c);
+        if (s->flat_path) close_brace(c);
         close_brace(c);
         cu_line(c, "goto lk_sj%d;", l);
         cu_line(c, "lk_sf%d: lk_bad = true;", l);
