@@ -324,13 +324,14 @@ static int vector_width(const GpuKernelLayout *k)
     return widest ? 16 / widest : 1;
 }
 
-/* Vectors a thread loads before it combines them: 32 bytes an input in flight, 32 KiB an SM at 1024 threads
- * (CUB's rule for an H100; 4 measured no faster for a sum of 10M float64). */
-#define CU_VECTORS_IN_FLIGHT 2
+/* 16-byte vectors a thread loads before it combines them, over all its array inputs: 128 bytes (128 KiB an SM
+ * at 1024 threads), at least two an input. On the H100 a sum of 10M float64 took 36.5 us with 2 in flight, 36.3
+ * with 4, 35.6 with 8 (kernel alone, .llvm-headers/kprobe); more costs registers (56 at 8) for nothing. */
+#define CU_BYTES_IN_FLIGHT 128
 
 /* The flat path's wide loads, when every array input is aligned to its vector: each thread takes vectors q,
- * q + stride, ... (CU_VECTORS_IN_FLIGHT at a time, then one at a time), lk_w0 past the last whole vector; the
- * caller's scalar loop does the rest. */
+ * q + stride, ... (CU_BYTES_IN_FLIGHT's worth at a time, then one at a time), lk_w0 past the last whole vector;
+ * the caller's scalar loop does the rest. */
 static bool reduce_vectors(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, IrReduceOp op, IrDtype dt, int V)
 {
     CuBuf al = {0};
@@ -344,8 +345,12 @@ static bool reduce_vectors(Cu *c, const GpuKernelLayout *k, CuMapSrc *m, IrReduc
     c->indent++;
     cu_line(c, "const i64 lk_nv = lk_n / %d, lk_stride = (i64)gridDim.x * blockDim.x;", V);
     cu_line(c, "i64 lk_q = (i64)blockIdx.x * blockDim.x + threadIdx.x;");
+    int narrays = 0;
+    for (int i = 0; i < k->ninputs; i++) narrays += k->map->u.map.inputs[i]->type->kind == IR_TY_ARRAY;
+    int in_flight = CU_BYTES_IN_FLIGHT / 16 / (narrays ? narrays : 1);
+    if (in_flight < 2) in_flight = 2;
     for (int pair = 0; pair < 2; pair++) {
-        int nvec = pair == 0 ? CU_VECTORS_IN_FLIGHT : 1;
+        int nvec = pair == 0 ? in_flight : 1;
         if (pair == 0) cu_line(c, "for (; lk_q + %d * lk_stride < lk_nv; lk_q += %d * lk_stride) {", nvec - 1, nvec);
         else cu_line(c, "for (; lk_q < lk_nv; lk_q += lk_stride) {");
         c->indent++;
