@@ -308,6 +308,12 @@ def test_a_map_kernel_is_a_grid_stride_loop_over_the_n_slot():
     # counted in u64 (ptxas is about twice as fast over it), read as the i64 work item lk_w
     assert re.search(r"lk_wu < \(u64\)\(lk_n > 0 \? lk_n : 0\); lk_wu \+= \(u64\)gridDim\.x \* blockDim\.x", k)
     assert "const i64 lk_w = (i64)lk_wu;" in k
+    # a short arithmetic body is held to 32 registers, so that 8 blocks of 256 fill an SM
+    assert "__launch_bounds__(256, 8) lk_k0" in src
+
+
+def test_a_map_whose_body_calls_a_function_keeps_the_registers_it_needs():
+    src = lk.jit(map_callee).inspect_cuda(RNG.random(8))
     assert "__launch_bounds__(256) lk_k0" in src
 
 
