@@ -219,6 +219,7 @@ def conv_loops(x, w):
 def test_checked_index_loops_vectorise_behind_one_bounds_test():
     # one test before the loops proves every access of conv's loops in range (loop versioning): that copy of the
     # loops has no checks and vectorises; the checked copy remains, for inputs that fail the test
+    skip_on_gpu("inspect_llvm of a gpu function shows its host code; its kernels are CUDA C (tests/test_gpu_codegen.py)")
     x, w = np.ones((20, 20)), np.ones((3, 3))
     text = lk.jit(conv_loops).inspect_llvm(x, w)
     assert VECTOR_ARITH.search(text), "no vector fmul/fadd on doubles: the checked loop is all there is"

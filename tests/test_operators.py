@@ -60,8 +60,13 @@ def ref_map(fn, *arrays):
     """fn at every point of the broadcast of arrays, on NumPy scalars (np.frompyfunc), in fn's result dtype."""
     arrays = [np.asarray(a) for a in arrays]
     dt = _result_dtype(fn, [a.dtype for a in arrays])
-    out = np.frompyfunc(fn, len(arrays), 1)(*arrays)
-    return np.asarray(out, dtype=object).astype(dt).reshape(np.broadcast_shapes(*[a.shape for a in arrays]))
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    # indexing gives NumPy scalars (np.frompyfunc would pass Python floats: float32 arithmetic done in double)
+    spread = np.broadcast_arrays(*arrays)
+    out = np.empty(shape, dt)
+    for idx in np.ndindex(shape):
+        out[idx] = fn(*(a[idx] for a in spread))
+    return out
 
 
 def ref_map_axis(fn, x, axis):

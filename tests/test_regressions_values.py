@@ -489,7 +489,8 @@ def test_power_of_a_half_is_numpys_sqrt_at_minus_inf_and_minus_zero(dtype, h):
         for g, e in zip(J(half_powers)(a, h), half_powers(a, h)):
             assert g.dtype == e.dtype
             np.testing.assert_array_equal(g, e)
-            np.testing.assert_array_equal(np.signbit(g), np.signbit(e))
+            # the sign of zeros and infinities; a NaN's sign is the hardware's (x86's sqrt makes -nan, a GPU's +nan)
+            np.testing.assert_array_equal(np.signbit(g) & ~np.isnan(g), np.signbit(e) & ~np.isnan(e))
 
 
 @pytest.mark.parametrize("x", [-np.inf, -0.0, 4.0])
