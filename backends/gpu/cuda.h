@@ -54,8 +54,16 @@ typedef struct Cu {
     int ndevcalls;           /* calls of device functions (lk_f<i>) emitted so far */
 } Cu;
 
-/* cuda_preamble.c */
-extern const char cu_preamble[];
+/* cuda_preamble.c: the helpers a translation unit may use, in sections; cu_preamble appends to out the
+ * sections that the given texts (the unit's types, device functions and kernels) name, and those they name in
+ * turn, in their fixed order, always with the first (the typedefs) and the last (the end marker). */
+typedef struct CuPreambleSection {
+    const char *uses; /* space-separated identifiers (a trailing '_': any identifier starting so); NULL: always */
+    const char *text;
+} CuPreambleSection;
+extern const CuPreambleSection cu_preamble_sections[];
+extern const int cu_npreamble_sections;
+void cu_preamble(CuBuf *out, const char *const *texts, int ntexts);
 
 /* cuda_expr.c: expressions. Each returns the C expression of the value (a temporary, a variable or a literal),
  * or NULL with c->diag set. */

@@ -224,7 +224,8 @@ char *gpu_emit_cuda(IrFunc *root, const GpuKernelLayout *k, int n, bool fastmath
     char *src = NULL;
     if (ok && diag->kind == LK_OK) {
         CuBuf all = {0};
-        cu_buf_printf(&all, "%s", cu_preamble);
+        const char *texts[] = {c.types.s, protos.s, defs.s, kernels.s};
+        cu_preamble(&all, texts, 4);
         cu_buf_printf(&all, "/* %s:%d, %d kernel%s%s */\n", root->file, root->line, n, n == 1 ? "" : "s",
                       fastmath ? ", fastmath" : "");
         if (c.types.s) cu_buf_printf(&all, "%s\n", c.types.s);
