@@ -301,77 +301,196 @@ static char *program_log(NvrtcProgram prog)
     return text;
 }
 
-void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, size_t *size, int *is_ptx,
-                       char **log, const RtImageStore *disk, LkDiag *diag)
+/* A compile's options, target and memo key, made once and used by the compile and its job. */
+typedef struct Prepared {
+    char arch_opt[48];
+    const char *opts[4];
+    int nopts, ptx;
+    char *key; /* malloc'd, or NULL (out of memory: no memo) */
+    uint64_t h;
+} Prepared;
+
+/* Fills p; returns the image the memo or disk has for src (malloc'd), else NULL: then p->key is the compile's.
+ * *failed (with diag set) when NVRTC is unavailable or cannot target cc. */
+static void *prepare(const char *src, int cc, int fastmath, const RtImageStore *disk, Prepared *p, size_t *size,
+                     int *is_ptx, bool *failed, LkDiag *diag)
 {
-    if (log) *log = NULL;
+    *failed = false;
     const char *why = rt_nvrtc_unavailable();
     if (why) {
         lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", why);
+        *failed = true;
         return NULL;
     }
-    int ptx = 0, arch = gpu_nvrtc_target(cc, &ptx);
+    int arch = gpu_nvrtc_target(cc, &p->ptx);
     if (!arch) {
         lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0,
                     "NVRTC %d.%d cannot compile for compute capability %d.%d (the oldest it knows is %d.%d)",
                     nvrtc_ver / 1000, nvrtc_ver % 1000 / 10, cc / 10, cc % 10, archs[0] / 10, archs[0] % 10);
+        *failed = true;
         return NULL;
     }
-    char arch_opt[48];
-    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", arch);
-    const char *opts[] = {arch_opt, "--std=c++17", fastmath ? "--fmad=true" : "--fmad=false", "--use_fast_math"};
-    int nopts = fastmath ? 4 : 3;
+    snprintf(p->arch_opt, sizeof p->arch_opt, "--gpu-architecture=%s_%d", p->ptx ? "compute" : "sm", arch);
+    p->opts[0] = p->arch_opt;
+    p->opts[1] = "--std=c++17";
+    p->opts[2] = fastmath ? "--fmad=true" : "--fmad=false";
+    p->opts[3] = "--use_fast_math";
+    p->nopts = fastmath ? 4 : 3;
     char tail[160];
-    snprintf(tail, sizeof tail, "nvrtc %d: %s %s %s %s", nvrtc_ver, opts[0], opts[1], opts[2], fastmath ? opts[3] : "");
-    char *key = memo_key(src, tail);
-    uint64_t h = key ? memo_hash(key) : 0;
-    void *hit = key ? memo_find(key, h, size, is_ptx) : NULL;
-    if (!hit && key && disk && (hit = disk_find(disk, key, ptx, size, is_ptx)) != NULL) {
-        memo_add(key, h, hit, *size, *is_ptx); /* takes key */
-        key = NULL;
+    snprintf(tail, sizeof tail, "nvrtc %d: %s %s %s %s", nvrtc_ver, p->opts[0], p->opts[1], p->opts[2],
+             fastmath ? p->opts[3] : "");
+    p->key = memo_key(src, tail);
+    p->h = p->key ? memo_hash(p->key) : 0;
+    void *hit = p->key ? memo_find(p->key, p->h, size, is_ptx) : NULL;
+    if (!hit && p->key && disk && (hit = disk_find(disk, p->key, p->ptx, size, is_ptx)) != NULL) {
+        memo_add(p->key, p->h, hit, *size, *is_ptx); /* takes key */
+        p->key = NULL;
     }
     if (hit) {
-        free(key);
-        if (log) *log = strdup("");
-        return hit;
+        free(p->key);
+        p->key = NULL;
     }
+    return hit;
+}
+
+/* NVRTC itself: the image of src (malloc'd) or NULL with diag set; memoised under p->key (taken either way). */
+static void *run_nvrtc(const char *src, const char *name, Prepared *p, size_t *size, int *is_ptx, char **log,
+                       LkDiag *diag)
+{
     NvrtcProgram prog = NULL;
     NvrtcResult r = nv.CreateProgram(&prog, src, name, 0, NULL, NULL);
     if (r != 0) {
         lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "nvrtcCreateProgram failed for %s: %s", name, nv.GetErrorString(r));
-        free(key);
+        free(p->key);
+        p->key = NULL;
         return NULL;
     }
     atomic_fetch_add(&n_compiles, 1);
-    r = nv.CompileProgram(prog, nopts, opts);
+    r = nv.CompileProgram(prog, p->nopts, p->opts);
     void *image = NULL;
     if (r != 0) {
         char *text = program_log(prog);
-        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "NVRTC could not compile %s (%s, %s): %s", name, arch_opt,
+        lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "NVRTC could not compile %s (%s, %s): %s", name, p->arch_opt,
                     nv.GetErrorString(r), text ? text : "(no log)");
         if (log) *log = text;
         else free(text);
         nv.DestroyProgram(&prog);
-        free(key);
+        free(p->key);
+        p->key = NULL;
         return NULL;
     }
     size_t n = 0;
-    r = ptx ? nv.GetPTXSize(prog, &n) : nv.GetCUBINSize(prog, &n);
-    if (r == 0 && (image = malloc(n ? n : 1)) != NULL) r = ptx ? nv.GetPTX(prog, image) : nv.GetCUBIN(prog, image);
+    r = p->ptx ? nv.GetPTXSize(prog, &n) : nv.GetCUBINSize(prog, &n);
+    if (r == 0 && (image = malloc(n ? n : 1)) != NULL) r = p->ptx ? nv.GetPTX(prog, image) : nv.GetCUBIN(prog, image);
     if (r != 0 || !image) {
         lk_diag_set(diag, LK_ERR_INTERNAL, "", 0, 0, "NVRTC compiled %s but its %s could not be read: %s", name,
-                    ptx ? "PTX" : "cubin", r ? nv.GetErrorString(r) : "out of memory");
+                    p->ptx ? "PTX" : "cubin", r ? nv.GetErrorString(r) : "out of memory");
         free(image);
         image = NULL;
+        free(p->key);
     } else {
         *size = n;
-        *is_ptx = ptx;
+        *is_ptx = p->ptx;
         if (log) *log = program_log(prog);
-        if (key && disk) disk->save(key, strlen(key), image, n, ptx);
-        if (key) memo_add(key, h, image, n, ptx);
-        key = NULL;
+        if (p->key) memo_add(p->key, p->h, image, n, p->ptx);
     }
-    free(key);
+    p->key = NULL;
     nv.DestroyProgram(&prog);
+    return image;
+}
+
+void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, size_t *size, int *is_ptx,
+                       char **log, const RtImageStore *disk, LkDiag *diag)
+{
+    if (log) *log = NULL;
+    Prepared p = {0};
+    bool failed;
+    void *hit = prepare(src, cc, fastmath, disk, &p, size, is_ptx, &failed, diag);
+    if (failed) return NULL;
+    if (hit) {
+        if (log) *log = strdup("");
+        return hit;
+    }
+    char *disk_key = disk && p.key ? strdup(p.key) : NULL;
+    void *image = run_nvrtc(src, name, &p, size, is_ptx, log, diag);
+    if (image && disk_key) disk->save(disk_key, strlen(disk_key), image, *size, *is_ptx);
+    free(disk_key);
+    return image;
+}
+
+/* ---- a compile on a thread of its own, beside the caller's other work ---- */
+
+struct RtNvrtcJob {
+    pthread_t thread;
+    bool started;
+    char *src, *name, *disk_key;
+    const RtImageStore *disk;
+    Prepared p;
+    void *image;
+    size_t size;
+    int is_ptx;
+    LkDiag diag;
+};
+
+static void *job_main(void *arg)
+{
+    RtNvrtcJob *j = arg;
+    j->image = run_nvrtc(j->src, j->name, &j->p, &j->size, &j->is_ptx, NULL, &j->diag);
+    return NULL;
+}
+
+RtNvrtcJob *rt_nvrtc_start(const char *src, const char *name, int cc, int fastmath, const RtImageStore *disk,
+                           LkDiag *diag)
+{
+    RtNvrtcJob *j = calloc(1, sizeof *j);
+    if (!j) {
+        lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0, "out of host memory compiling CUDA C");
+        return NULL;
+    }
+    bool failed;
+    j->image = prepare(src, cc, fastmath, disk, &j->p, &j->size, &j->is_ptx, &failed, diag);
+    if (failed) {
+        free(j);
+        return NULL;
+    }
+    if (j->image) return j; /* the memo or the disk had it: ready */
+    j->src = strdup(src);
+    j->name = strdup(name);
+    j->disk = disk;
+    j->disk_key = disk && j->p.key ? strdup(j->p.key) : NULL;
+    if (!j->src || !j->name) {
+        lk_diag_set(diag, LK_ERR_MEMORY, "", 0, 0, "out of host memory compiling CUDA C");
+        rt_nvrtc_finish(j, NULL, NULL, NULL);
+        return NULL;
+    }
+    /* NVRTC is thread-safe for programs of their own; where no thread can be made, the compile runs at finish */
+    j->started = pthread_create(&j->thread, NULL, job_main, j) == 0;
+    return j;
+}
+
+void *rt_nvrtc_finish(RtNvrtcJob *j, size_t *size, int *is_ptx, LkDiag *diag)
+{
+    if (!j) return NULL;
+    if (j->started) pthread_join(j->thread, NULL);
+    else if (!j->image && j->src && j->name && diag) job_main(j);
+    void *image = NULL;
+    if (diag) {
+        if (j->image) {
+            image = j->image;
+            *size = j->size;
+            *is_ptx = j->is_ptx;
+            /* the disk layer is written here, in the caller's thread (the shim's takes Python's lock) */
+            if (j->disk_key) j->disk->save(j->disk_key, strlen(j->disk_key), image, j->size, j->is_ptx);
+        } else {
+            *diag = j->diag;
+        }
+    } else {
+        free(j->image);
+    }
+    free(j->p.key);
+    free(j->src);
+    free(j->name);
+    free(j->disk_key);
+    free(j);
     return image;
 }

@@ -280,6 +280,14 @@ typedef struct RtImageStore {
  * the whole log in *log when log is not NULL, malloc'd). Needs no GPU. */
 void *rt_nvrtc_compile(const char *src, const char *name, int cc, int fastmath, size_t *size, int *is_ptx,
                        char **log, const RtImageStore *disk, LkDiag *diag);
+/* The same compile beside other work: rt_nvrtc_start reads the memo and disk in the caller's thread (a hit is
+ * ready at once), else starts NVRTC on a thread of its own; rt_nvrtc_finish waits for it, writes the disk layer
+ * in the caller's thread and returns what rt_nvrtc_compile would (no log). finish with diag NULL abandons the job
+ * (waiting for its thread). NULL from start: diag set (NVRTC unavailable, no target, out of memory). */
+typedef struct RtNvrtcJob RtNvrtcJob;
+RtNvrtcJob *rt_nvrtc_start(const char *src, const char *name, int cc, int fastmath, const RtImageStore *disk,
+                           LkDiag *diag);
+void *rt_nvrtc_finish(RtNvrtcJob *job, size_t *size, int *is_ptx, LkDiag *diag);
 
 /* A module of kernels loaded on the device, unloaded (after waiting for the device) when the host code that
  * launches them is freed. */
