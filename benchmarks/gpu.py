@@ -174,7 +174,7 @@ def first_calls():
     times = []
     for k in range(4):
         fresh = harness.fresh_function(fresh_kernel, f"gpu_{k}", edits=[("2.0 * b", f"{k + 2}.5 * b")])
-        f = lk.jit(fresh, backend="gpu")
+        f = lk.jit(fresh, backend="gpu", cache=False)  # a compile each time, whatever an earlier run left on disk
         a = np.linspace(0, 1, 1000)
         t0 = time.perf_counter()
         f(a, a)
