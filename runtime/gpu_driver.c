@@ -2,7 +2,11 @@
  * thread, modules, launches, and waiting for them.
  *
  * Nothing happens at import: the driver is loaded and initialised (cuInit, the primary context of device 0)
- * by the first call that needs it, once; why it could not be is kept and repeated (rt_gpu_unavailable). Every
+ * by the first call that needs it, once; why it could not be is kept and repeated (rt_gpu_unavailable). The
+ * start has two halves of about 100 ms each on the H100 host: cuInit and the device's properties, which a
+ * compile needs (the architecture), then the primary context and its memory pool, which only running needs. A
+ * compile (rt_gpu_unavailable_soon, rt_gpu_info) takes the first half and leaves the second to a thread of its
+ * own, so that the context is made while NVRTC and LLVM compile; whatever runs first waits for it. Every
  * entry point makes the primary context current on its thread when another one is (CuPy, PyTorch and Numba
  * use the same primary context, so their pointers are ours). CUDA does not survive fork(): a child forked
  * after the initialisation refuses gpu work. A sticky error (an illegal address, a failed launch) leaves the
@@ -30,8 +34,10 @@
 GpuDriver gpu_cu;
 GpuDevice gpu_dev;
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT, context_once = PTHREAD_ONCE_INIT,
+                      context_start_once = PTHREAD_ONCE_INIT;
 static char init_error[512];      /* why the driver could not be initialised; "" when it was */
+static char context_error[512];   /* why the primary context could not be opened; "" when it was */
 static _Atomic int forked, lost;
 static char lost_message[512];
 static pid_t init_pid; /* the process that initialised CUDA */
@@ -131,33 +137,81 @@ static void init_driver(void)
                   "cuDeviceGetAttribute", LK_ERR_UNAVAILABLE, &diag) < 0 ||
         gpu_check(gpu_cu.DeviceGetName(gpu_dev.info.name, (int)sizeof gpu_dev.info.name, gpu_dev.dev),
                   "cuDeviceGetName", LK_ERR_UNAVAILABLE, &diag) < 0 ||
-        gpu_check(gpu_cu.DeviceTotalMem(&total, gpu_dev.dev), "cuDeviceTotalMem", LK_ERR_UNAVAILABLE, &diag) < 0 ||
-        gpu_check(gpu_cu.DevicePrimaryCtxRetain(&gpu_dev.ctx, gpu_dev.dev), "cuDevicePrimaryCtxRetain",
-                  LK_ERR_UNAVAILABLE, &diag) < 0 ||
-        gpu_check(gpu_cu.CtxSetCurrent(gpu_dev.ctx), "cuCtxSetCurrent", LK_ERR_UNAVAILABLE, &diag) < 0) {
+        gpu_check(gpu_cu.DeviceTotalMem(&total, gpu_dev.dev), "cuDeviceTotalMem", LK_ERR_UNAVAILABLE, &diag) < 0) {
         snprintf(init_error, sizeof init_error, "the CUDA device could not be opened: %.400s", diag.message);
         return;
     }
     gpu_dev.info.cc = major * 10 + minor;
     gpu_dev.info.total_mem = (int64_t)total;
     gpu_cu.DeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, gpu_dev.dev);
-    if (pools && gpu_memory_init(&diag) < 0) {
-        snprintf(init_error, sizeof init_error, "the CUDA device's memory pool could not be set up: %.400s", diag.message);
-        return;
-    }
-    pthread_atfork(NULL, NULL, after_fork_child);
+    gpu_dev.pools_supported = pools != 0;
+    pthread_atfork(NULL, NULL, after_fork_child); /* CUDA is initialised from here on */
     init_pid = getpid();
     init_error[0] = 0;
 }
 
-static const char *driver_unavailable(void)
+/* The second half of the start: the primary context (current on the thread that opens it; gpu_enter makes it
+ * current on the others) and the memory pool. */
+static void open_context(void)
 {
-    if (atomic_load(&forked))
-        return "CUDA was initialised in this process's parent before fork(), and CUDA does not survive fork(): "
-               "start worker processes with the 'spawn' or 'forkserver' method";
+    LkDiag diag = {0};
+    CUcontext ctx = NULL;
+    if (gpu_check(gpu_cu.DevicePrimaryCtxRetain(&ctx, gpu_dev.dev), "cuDevicePrimaryCtxRetain", LK_ERR_UNAVAILABLE,
+                  &diag) < 0 ||
+        gpu_check(gpu_cu.CtxSetCurrent(ctx), "cuCtxSetCurrent", LK_ERR_UNAVAILABLE, &diag) < 0) {
+        snprintf(context_error, sizeof context_error, "the CUDA device could not be opened: %.400s", diag.message);
+        return;
+    }
+    gpu_dev.ctx = ctx;
+    if (gpu_dev.pools_supported && gpu_memory_init(&diag) < 0) {
+        snprintf(context_error, sizeof context_error, "the CUDA device's memory pool could not be set up: %.400s",
+                 diag.message);
+        return;
+    }
+    context_error[0] = 0;
+}
+
+static void *context_thread(void *unused)
+{
+    (void)unused;
+    pthread_once(&context_once, open_context);
+    return NULL;
+}
+
+/* The context is opened on a thread of its own; where none can be made, by whoever needs it first. */
+static void start_context(void)
+{
+    pthread_t th;
+    if (pthread_create(&th, NULL, context_thread, NULL) == 0) pthread_detach(th);
+}
+
+static const char *forked_message(void)
+{
+    return atomic_load(&forked)
+               ? "CUDA was initialised in this process's parent before fork(), and CUDA does not survive fork(): "
+                 "start worker processes with the 'spawn' or 'forkserver' method"
+               : NULL;
+}
+
+/* The first half of the start done (and the second begun): what a compile needs. */
+static const char *device_unavailable(void)
+{
+    const char *why = forked_message();
+    if (why) return why;
     pthread_once(&init_once, init_driver);
     if (init_error[0]) return init_error;
+    pthread_once(&context_start_once, start_context);
     if (atomic_load(&lost)) return lost_message;
+    return NULL;
+}
+
+/* Both halves done: what running needs. */
+static const char *driver_unavailable(void)
+{
+    const char *why = device_unavailable();
+    if (why) return why;
+    pthread_once(&context_once, open_context);
+    if (context_error[0]) return context_error;
     return NULL;
 }
 
@@ -191,19 +245,29 @@ static void check_nvrtc(void)
                  nvrtc / 1000, is_ptx ? nvrtc % 1000 / 10 : 0);
 }
 
-const char *rt_gpu_unavailable(void)
+static const char *unavailable(bool soon)
 {
     /* a child made without fork() (clone, vfork) runs no atfork handler: its pid tells (not on the hot paths) */
     if (init_pid && getpid() != init_pid) atomic_store(&forked, 1);
-    const char *why = driver_unavailable();
+    const char *why = soon ? device_unavailable() : driver_unavailable();
     if (why) return why;
     pthread_once(&nvrtc_check_once, check_nvrtc);
     return nvrtc_check_error[0] ? nvrtc_check_error : NULL;
 }
 
+const char *rt_gpu_unavailable(void)
+{
+    return unavailable(false);
+}
+
+const char *rt_gpu_unavailable_soon(void)
+{
+    return unavailable(true);
+}
+
 int rt_gpu_info(RtGpuInfo *info)
 {
-    if (driver_unavailable()) return -1;
+    if (device_unavailable()) return -1;
     *info = gpu_dev.info;
     return 0;
 }

@@ -91,6 +91,7 @@ typedef struct GpuDevice {
     CUdevice dev;
     CUcontext ctx;
     CUmemoryPool pool; /* NULL: the device has no memory pools (cuMemAlloc/cuMemFree then) */
+    bool pools_supported;
     RtGpuInfo info;
 } GpuDevice;
 extern GpuDevice gpu_dev;

@@ -246,6 +246,9 @@ const char *rt_parallel_unavailable(void); /* NULL, or why loops run on one thre
  * (libcuda.so.1 not found), no CUDA device, a driver too old for this NVRTC, no NVRTC, CUDA initialised before
  * fork(), the device lost after an error. Initialises the driver the first time. */
 const char *rt_gpu_unavailable(void);
+/* The same, for a compile: the device and NVRTC checked, the primary context still being opened on a thread of
+ * its own (a failure there is reported by the first call that runs, as rt_gpu_unavailable would have). */
+const char *rt_gpu_unavailable_soon(void);
 /* NULL when NVRTC can be loaded (it needs no GPU: CUDA C can be compiled on any machine); else why not. */
 const char *rt_nvrtc_unavailable(void);
 int rt_nvrtc_version(void); /* major * 1000 + minor * 10 (13000), 0 when unavailable */
@@ -260,7 +263,7 @@ typedef struct RtGpuInfo {
     int64_t total_mem;
     char name[128];
 } RtGpuInfo;
-int rt_gpu_info(RtGpuInfo *info); /* 0, or -1 when rt_gpu_unavailable() */
+int rt_gpu_info(RtGpuInfo *info); /* 0, or -1 when rt_gpu_unavailable_soon() */
 
 /* A persistent layer under rt_nvrtc_compile's memo in the process (the shim's on-disk cache). key (key_len bytes)
  * is everything the image depends on: the source without its comments, NVRTC's version, its options and the

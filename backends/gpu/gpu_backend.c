@@ -13,9 +13,10 @@
 
 extern const BeBackend be_llvm_cpu;
 
+/* For a compile: the device found and NVRTC usable; its context may still be opening (runtime.h). */
 static bool gpu_available(LkDiag *why)
 {
-    const char *no = rt_gpu_unavailable();
+    const char *no = rt_gpu_unavailable_soon();
     if (!no) return true;
     lk_diag_set(why, LK_ERR_UNAVAILABLE, "", 0, 0, "the gpu backend cannot run here: %s", no);
     return false;
