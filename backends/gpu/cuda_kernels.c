@@ -326,7 +326,7 @@ static int vector_width(const GpuKernelLayout *k)
 
 /* 16-byte vectors a thread loads before it combines them, over all its array inputs: 128 bytes (128 KiB an SM
  * at 1024 threads), at least two an input. On the H100 a sum of 10M float64 took 36.5 us with 2 in flight, 36.3
- * with 4, 35.6 with 8 (kernel alone, .llvm-headers/kprobe); more costs registers (56 at 8) for nothing. */
+ * with 4, 35.6 with 8 (kernel alone, timed as tests/gpu_kernel_timing.py does); more costs registers (56 at 8) for nothing. */
 #define CU_BYTES_IN_FLIGHT 128
 
 /* The flat path's wide loads, when every array input is aligned to its vector: each thread takes vectors q,
@@ -640,8 +640,8 @@ static bool scan_kernel(Cu *c, const GpuKernelLayout *k, int index)
 /* A map's body that is a short expression of real scalars (no call, index, loop or nested region): its kernel
  * fits in 32 registers without spilling, so __launch_bounds__(RT_GPU_BLOCK, CU_LIGHT_MAP_BLOCKS) lets every
  * thread slot of an SM keep loads in flight. On the H100, sqrt(a*a+b*b)*exp(-c) over 10M float64 took 34
- * registers, 6 blocks an SM and 116 us; bounded, 32 registers, 8 blocks and 113 us (kernel alone,
- * .llvm-headers/kprobe). A heavier body keeps the registers it needs: spilling would cost more. */
+ * registers, 6 blocks an SM and 116 us; bounded, 32 registers, 8 blocks and 113 us (kernel alone, timed as
+ * tests/gpu_kernel_timing.py does). A heavier body keeps the registers it needs: spilling would cost more. */
 #define CU_LIGHT_MAP_BLOCKS 8
 #define CU_LIGHT_MAP_NODES 24
 
