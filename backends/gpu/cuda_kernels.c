@@ -326,7 +326,8 @@ static int vector_width(const GpuKernelLayout *k)
 
 /* 16-byte vectors a thread loads before it combines them, over all its array inputs: 128 bytes (128 KiB an SM
  * at 1024 threads), at least two an input. On the H100 a sum of 10M float64 took 36.5 us with 2 in flight, 36.3
- * with 4, 35.6 with 8 (kernel alone, timed as tests/gpu_kernel_timing.py does); more costs registers (56 at 8) for nothing. */
+ * with 4, 35.6 with 8 (kernel alone, timed as tests/gpu_kernel_timing.py does); more costs registers (56 at 8)
+ * for nothing. */
 #define CU_BYTES_IN_FLIGHT 128
 
 /* The flat path's wide loads, when every array input is aligned to its vector: each thread takes vectors q,
