@@ -591,3 +591,52 @@ def test_an_array_into_one_element_is_numpys(dtype, shape):
     v = np.ones(shape, dtype)
     for k in (2, 7):
         assert stored(J(store_element), np.zeros(3, dtype), v, k) == stored(store_element, np.zeros(3, dtype), v, k)
+
+
+# ---- a reduction that reads its operand more than once, in an arm of an if-expression ----
+# np.std and np.var read their (cast) operand three times: the mean, the count and the deviations. Where typespec
+# cannot keep it in a temporary (an arm of `x if c else y`) it put the same node in each place, and a later pass
+# that gave one of them its array gave it to all: an InternalError at run time ("compiled code failed without a
+# message"). The arm not taken must still not run.
+
+def std_cols_then(a, flag):
+    return np.std(a, axis=0) if flag else a[0] * 0.0
+
+
+def std_cols_else(a, flag):
+    return a[0] * 0.0 if flag else np.std(a, axis=0)
+
+
+def var_rows_then(a, flag):
+    return np.var(a, axis=1) if flag else a[:, 0] * 0.0
+
+
+def std_rows_else(a, flag):
+    return a[:, 0] * 0.0 if flag else a.std(axis=1)
+
+
+def var_all_then(a, flag):
+    return np.var(a) if flag else a[0, 0] * 0.0 - 1.0
+
+
+def std_all_else(a, flag):
+    return a[0, 0] * 0.0 - 1.0 if flag else np.std(a)
+
+
+def var_cols_ddof_then(a, flag):
+    return np.var(a, axis=0, ddof=1) if flag else a[0] * 0.0
+
+
+def std_of_std_then(a, flag):
+    return np.std(np.std(a, axis=1)) if flag else np.std(np.std(a, axis=0))
+
+
+@pytest.mark.parametrize("f", [std_cols_then, std_cols_else, var_rows_then, std_rows_else, var_all_then,
+                               std_all_else, var_cols_ddof_then, std_of_std_then], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64, np.float32], ids=lambda t: t.__name__)
+def test_std_and_var_in_an_arm_of_an_if_expression(f, dtype):
+    a = (np.arange(12) ** 2 % 7).astype(dtype).reshape(4, 3)
+    for flag in (True, False):
+        got, expected = J(f)(a, flag), f(a, flag)
+        np.testing.assert_allclose(got, expected, rtol=1e-6 if dtype == np.float32 else 1e-12)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype, flag
