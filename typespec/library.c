@@ -398,6 +398,9 @@ static IrNode *call_arange(Ts *ts, Args *a)
     IrNode *dtype_pos = NULL;
     if (a->npos == 4) dtype_pos = a->pos[--a->npos]; /* arange(start, stop, step, dtype) */
     if (!ts_check_args(ts, a, "numpy.arange", 1, 3)) return NULL;
+    for (int i = 0; i < a->npos; i++)
+        if (a->pos[i]->type->kind != IR_TY_SCALAR)
+            TS_ERR(ts, pos, "numpy.arange() needs numbers, not %s", ts_type_name(a->pos[i]->type));
     IrNode *start = a->npos >= 2 ? a->pos[0] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 0);
     IrNode *stop = a->npos >= 2 ? a->pos[1] : a->pos[0];
     IrNode *step = a->npos == 3 ? a->pos[2] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 1);
