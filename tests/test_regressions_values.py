@@ -640,3 +640,33 @@ def test_std_and_var_in_an_arm_of_an_if_expression(f, dtype):
         got, expected = J(f)(a, flag), f(a, flag)
         np.testing.assert_allclose(got, expected, rtol=1e-6 if dtype == np.float32 else 1e-12)
         assert np.asarray(got).dtype == np.asarray(expected).dtype, flag
+
+
+# ---- `return f(...)` of a call that gives None still makes the call ----
+# A returned value of type None was dropped with the expression that made it: `return a.sort()` did not sort a,
+# `return fill(a)` did not write into a (silently: the function returned None as expected).
+
+def fill_first(a):
+    a[0] = 5.0
+
+
+def return_fill(a):
+    return fill_first(a)
+
+
+def return_sort(a):
+    return a.sort()
+
+
+def return_sort_in_a_branch(a, flag):
+    if flag:
+        return a.sort()
+    a[0] = -1.0
+
+
+@pytest.mark.parametrize("f, extra", [(return_fill, ()), (return_sort, ()), (return_sort_in_a_branch, (True,)),
+                                      (return_sort_in_a_branch, (False,))], ids=lambda v: getattr(v, "__name__", ""))
+def test_returning_a_call_that_gives_none_makes_the_call(f, extra):
+    a, b = np.array([3.0, 1.0, 2.0]), np.array([3.0, 1.0, 2.0])
+    assert J(f)(a, *extra) is None and f(b, *extra) is None
+    np.testing.assert_array_equal(a, b)
