@@ -631,8 +631,18 @@ def std_of_std_then(a, flag):
     return np.std(np.std(a, axis=1)) if flag else np.std(np.std(a, axis=0))
 
 
+def std_after_and(a, flag):
+    return flag and np.std(a, axis=0).sum() > 1.0
+
+
+def var_of_expressions_in_both_arms(a, flag):
+    # on main before the fix: an IndexError from a wrong shape, in either arm
+    return np.var(a[:, 0] * 2, axis=0) if flag else np.var(a[0] + 1)
+
+
 @pytest.mark.parametrize("f", [std_cols_then, std_cols_else, var_rows_then, std_rows_else, var_all_then,
-                               std_all_else, var_cols_ddof_then, std_of_std_then], ids=lambda f: f.__name__)
+                               std_all_else, var_cols_ddof_then, std_of_std_then, std_after_and,
+                               var_of_expressions_in_both_arms], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64, np.float32], ids=lambda t: t.__name__)
 def test_std_and_var_in_an_arm_of_an_if_expression(f, dtype):
     a = (np.arange(12) ** 2 % 7).astype(dtype).reshape(4, 3)
