@@ -137,8 +137,8 @@ def plain_in_fresh_processes(n, pyshims, backend):
     for _ in range(n):
         for d in pyshims:
             env = dict(os.environ, PYTHONPATH=os.path.abspath(d), LORIKEET_CACHE="0")
-            p = subprocess.run([sys.executable, "-m", "benchmarks.compile_time", "--plain-child", "--backends", backend],
-                               cwd=root, env=env, capture_output=True, text=True, check=True)
+            child = [sys.executable, "-m", "benchmarks.compile_time", "--plain-child", "--backends", backend]
+            p = subprocess.run(child, cwd=root, env=env, capture_output=True, text=True, check=True)
             where, t = p.stdout.split()[-2:]
             if not where.startswith(os.path.abspath(d) + os.sep):
                 raise RuntimeError(f"the child imported lorikeet from {where}, not from {d}")

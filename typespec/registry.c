@@ -164,7 +164,8 @@ static const TsLibEntry entries[] = {
     {TS_LIB_NUMPY, "linalg.norm", "linear algebra", NONE, NULL},
     {TS_LIB_NUMPY, "linalg.solve", "linear algebra", LINALG, NULL},
     /* numpy: ufunc methods */
-    {TS_LIB_NUMPY, "add.accumulate", "ufunc methods", NONE, NULL}, {TS_LIB_NUMPY, "add.outer", "ufunc methods", NONE, NULL},
+    {TS_LIB_NUMPY, "add.accumulate", "ufunc methods", NONE, NULL},
+    {TS_LIB_NUMPY, "add.outer", "ufunc methods", NONE, NULL},
     {TS_LIB_NUMPY, "add.reduce", "ufunc methods", NONE, NULL},
     {TS_LIB_NUMPY, "divide.outer", "ufunc methods", NONE, NULL},
     {TS_LIB_NUMPY, "logical_and.reduce", "ufunc methods", NONE, NULL},
