@@ -72,6 +72,11 @@ typedef struct BeBackend {
  * NULL with diag set (a CompileError naming the line for a form the gpu backend cannot run yet). */
 char *be_gpu_cuda_source(IrFunc *typed, const BeOptions *opts, LkDiag *diag);
 
+/* Why the backend of that name refuses every call that lowers to intrinsic k (a CompileError where one is
+ * compiled), or NULL where it runs it: the gpu's table of host refusals (gpu_host_refusal); the cpu and openmp
+ * backends refuse none. For the user guide's coverage table (typespec's library registry). */
+const char *be_refusal(const char *backend, IrIntrinsic k);
+
 /* The backend of that name ("cpu", "openmp", "gpu"), or NULL with diag set. */
 const BeBackend *be_find(const char *name, LkDiag *diag);
 

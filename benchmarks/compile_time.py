@@ -1,4 +1,5 @@
 """python -m benchmarks.compile_time [--backends cpu,openmp] [--repeats N] [--only NAME[,NAME]] [--long-chains]
+                                   [--plain N [--pyshim DIR[,DIR]]]
 
 First-call compile time of every benchmark workload's kernel, per lorikeet backend: the first call of a fresh
 copy of the kernel (read from a copy of its module's file at a new path, so that no cache, the process's
@@ -8,6 +9,11 @@ the LLVM IR's line count of the first.
 
 --long-chains instead times straight-line functions of 300, 1,200 and 3,000 statements `s += a[i % n] * k`, each
 with a ZeroDivisionError check and a bounds check (issue 12's r12: their compile time must grow linearly).
+
+--plain N instead times the first call of one plain function (loops, array expressions, reductions: nothing that
+issue 14 added) in N fresh processes for each lorikeet build named by --pyshim (the pyshim folders of worktrees,
+default this tree's), alternating builds, and prints each build's median and its ratio to the first: the check
+that new library functions did not make every compilation slower (issue 14's closing note: at most 10%).
 
 Times are the process's CPU time (time.process_time), so that other processes on a shared machine inflate them
 less than wall time; compiling runs on the calling thread. The inputs are small so that the figure is compile
@@ -23,6 +29,8 @@ import sys
 import tempfile
 import time
 import types
+
+import numpy as np
 
 from .workloads import WORKLOADS
 
@@ -90,13 +98,75 @@ def long_chains(lk, backend, folder, sizes=(300, 1200, 3000)):
         print(f"{n:12d}{t:12.2f}{t / n * 1e3:12.2f}", flush=True)
 
 
+def plain(a, b, n):
+    """Issue 14's yardstick: what a kernel written before it looks like (a loop, a fused map, reductions)."""
+    s = 0.0
+    for i in range(n):
+        s += a[i] * b[i]
+    c = np.sqrt(a * a + b * b) + 1.0
+    return s + c.sum() + np.mean(a) * np.max(b)
+
+
+def warm(x):
+    return x + 1.0
+
+
+def plain_child(backend):
+    """In a fresh process: the first call of `plain` less its steady call, CPU seconds, printed."""
+    import lorikeet as lk
+
+    lk.jit(warm, backend=backend, cache=False)(1.0)  # the JIT's own start-up is not the function's compile time
+    fn = lk.jit(plain, backend=backend, cache=False)
+    args = (np.linspace(0.0, 1.0, 64), np.linspace(1.0, 2.0, 64), 64)
+    t0 = time.process_time()
+    fn(*args)
+    first = time.process_time() - t0
+    steady = []
+    for _ in range(3):
+        t0 = time.process_time()
+        fn(*args)
+        steady.append(time.process_time() - t0)
+    print(lk.__file__, f"{first - statistics.median(steady):.6f}")
+
+
+def plain_in_fresh_processes(n, pyshims, backend):
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    times = {d: [] for d in pyshims}
+    for _ in range(n):
+        for d in pyshims:
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(d), LORIKEET_CACHE="0")
+            child = [sys.executable, "-m", "benchmarks.compile_time", "--plain-child", "--backends", backend]
+            p = subprocess.run(child, cwd=root, env=env, capture_output=True, text=True, check=True)
+            where, t = p.stdout.split()[-2:]
+            if not where.startswith(os.path.abspath(d) + os.sep):
+                raise RuntimeError(f"the child imported lorikeet from {where}, not from {d}")
+            times[d].append(float(t))
+    base = statistics.median(times[pyshims[0]])
+    print(f"first call of benchmarks.compile_time.plain, {backend}, median of {n} fresh processes (CPU ms)")
+    for d in pyshims:
+        med = statistics.median(times[d])
+        print(f"{d:48s}{med * 1e3:10.1f} ms  x{med / base:5.3f}   ({', '.join(f'{t * 1e3:.1f}' for t in times[d])})")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.compile_time", description=__doc__.split("\n\n")[1])
     p.add_argument("--backends", default="cpu,openmp")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--only", default="")
     p.add_argument("--long-chains", action="store_true", help="time 300, 1200 and 3000 checked statements instead")
+    p.add_argument("--plain", type=int, default=0, metavar="N",
+                   help="time the first call of one plain function in N fresh processes per build instead")
+    p.add_argument("--pyshim", default="pyshim", help="--plain: the lorikeet builds compared (pyshim folders)")
+    p.add_argument("--plain-child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.plain_child:
+        plain_child(a.backends.split(",")[0])
+        return 0
+    if a.plain:
+        plain_in_fresh_processes(a.plain, a.pyshim.split(","), a.backends.split(",")[0])
+        return 0
     import lorikeet as lk
     backends = a.backends.split(",")
     folder = tempfile.mkdtemp(prefix="lk-compile-time-")

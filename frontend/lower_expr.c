@@ -8,6 +8,7 @@
  */
 #include <string.h>
 #include "lower.h"
+#include "../typespec/typespec.h"
 
 static IrNode *new_node(FeCtx *c, IrKind kind, IrPos pos)
 {
@@ -76,10 +77,30 @@ static IrNode *nameref(FeCtx *c, IrPos pos, const char *qualname)
     return n;
 }
 
+/* The nearest names lorikeet has to `attr` of module `qual` (or to a bare name, qual NULL: the builtins), as
+ * "; did you mean numpy.sin?" (typespec's registry), or "". */
+static void library_hint(const char *qual, const char *attr, char *out, size_t cap)
+{
+    out[0] = 0;
+    char name[256];
+    TsLibKind kind;
+    if (!qual) kind = TS_LIB_BUILTIN, snprintf(name, sizeof name, "%s", attr);
+    else if (!strncmp(qual, "numpy", 5) && (qual[5] == 0 || qual[5] == '.'))
+        kind = TS_LIB_NUMPY, snprintf(name, sizeof name, "%s%s%s", qual[5] ? qual + 6 : "", qual[5] ? "." : "", attr);
+    else if (!strcmp(qual, "math")) kind = TS_LIB_MATH, snprintf(name, sizeof name, "%s", attr);
+    else if (!strcmp(qual, "lorikeet")) kind = TS_LIB_LORIKEET, snprintf(name, sizeof name, "%s", attr);
+    else return;
+    ts_library_suggest(kind, name, out, cap);
+}
+
 /* The error for a name that cannot be used the way it is; NULL if it can. */
 static void *name_misuse(FeCtx *c, const FeRes *r, IrPos pos)
 {
-    if (r->kind == FE_RES_UNDEFINED) return fe_error(c, pos, "name '%s' is not defined", r->name);
+    char hint[512];
+    if (r->kind == FE_RES_UNDEFINED) {
+        library_hint(NULL, r->name, hint, sizeof hint);
+        return fe_error(c, pos, "name '%s' is not defined%s", r->name, hint);
+    }
     if (r->kind == FE_RES_UNSUPPORTED)
         return fe_error(c, pos, "name '%s' refers to an unsupported object (%s)", r->name, r->qual);
     return NULL;
@@ -149,7 +170,9 @@ static PyObject *module_attr(FeCtx *c, const FeRes *mod, const char *attr, IrPos
     PyObject *v = PyObject_GetAttrString(mod->obj, attr);
     if (!v) {
         PyErr_Clear();
-        return fe_error(c, pos, "module '%s' has no attribute '%s'", mod->qual, attr);
+        char hint[512];
+        library_hint(mod->qual, attr, hint, sizeof hint);
+        return fe_error(c, pos, "module '%s' has no attribute '%s'%s", mod->qual, attr, hint);
     }
     if (PyList_Append(c->keep, v) < 0) {
         Py_DECREF(v);

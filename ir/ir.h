@@ -611,16 +611,18 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 12 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 13 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
                                * their bounds plans in the IR (ir_version_loops), after the checks;
                                * 10: ir_fuse keeps an input map whose unread result may raise;
                                * 11: complex64 and complex128 (konst.im, IR_OP_COMPLEX, the complex unops);
-                               * 12: range loops with independent iterations made parallel (ir_auto_parallel) */
+                               * 12: range loops with independent iterations made parallel (ir_auto_parallel);
+                               * 13: the typed IR made a tree first (ir_unshare) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
+void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
 void ir_inline_calls(IrFunc *root);   /* inline_calls.c: calls of small user functions become their bodies */
 void ir_cse(IrFunc *f);            /* cse.c: a scalar computed by a loop, repeated in a block, is computed once */
 void ir_auto_parallel(IrFunc *f);  /* auto_parallel.c: range loops with independent iterations become parallel */

@@ -5,7 +5,8 @@
  * A pass is a function IrFunc * -> void that rewrites one function in place; a check (after the passes) may
  * also reject the program, returning false with a CompileError in diag. ir_inline_calls runs on the root
  * only and first: it sees the whole call graph (root->callees) and prunes the callees it inlined everywhere, so
- * the per-function passes run on the functions backends will actually emit. */
+ * the per-function passes run on the functions backends will actually emit. Before anything, ir_unshare makes
+ * each function's IR a tree, as every pass changes nodes in place. */
 #include "ir.h"
 
 typedef void (*IrPass)(IrFunc *f);
@@ -38,6 +39,7 @@ static const IrPass after_checks[] = {
 
 bool ir_optimize(IrFunc *root, LkDiag *diag)
 {
+    for (int i = 0; i <= root->ncallees; i++) ir_unshare(i == 0 ? root : root->callees[i - 1]); /* passes change nodes in place */
     ir_inline_calls(root);
     for (int i = 0; i <= root->ncallees; i++) {
         IrFunc *f = i == 0 ? root : root->callees[i - 1];

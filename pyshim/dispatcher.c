@@ -540,6 +540,7 @@ static PyMethodDef module_methods[] = {
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},
     {"build_id", lk_build_id, METH_NOARGS, "the linker's build id of this extension, in hex"},
     {"set_auto_costs", lk_set_auto_costs, METH_VARARGS, "the costs backend=\"auto\" predicts with"},
+    {"library", lk_library, METH_NOARGS, "library() -> [(kind, name, group, note, {backend: refusal})]: what compiles by name"},
     {"sha256", lk_sha256, METH_O, "sha256(data) -> the SHA-256 of a bytes-like object (32 bytes)"},
     {"key_extras", lk_key_extras, METH_VARARGS, "key_extras(backend, fastmath) -> the backend's inputs of a key"},
     {"_split_reload_env", lk_split_reload_env_py, METH_NOARGS,

@@ -196,6 +196,7 @@ void lk_cache_rebase(const LkPosMap *map, RtError *err);
 void lk_cache_done(PyObject *ticket, const BeCompiled *code, const BeBackend *be);
 PyObject *lk_build_id(PyObject *self, PyObject *unused);
 PyObject *lk_sha256(PyObject *self, PyObject *arg);
+PyObject *lk_library(PyObject *self, PyObject *unused); /* library.c: typespec's registry as a list */
 PyObject *lk_key_extras(PyObject *self, PyObject *args);
 
 /* cache_key.c: the key's text (the preimage lorikeet/_key.py describes), made in C for the hit path */

@@ -1046,6 +1046,9 @@ RISKY = {
                         "ValueError"),
     "slice_step_zero": ("def f(a, k):\n    return a[::k]\n", "f(np.ones(4), 0)", "ValueError"),
     "arange_step_zero": ("def f(n):\n    return np.arange(0, n, 0)\n", "f(10)", "ZeroDivisionError|ValueError"),
+    # an array where np.arange takes numbers was a segfault in typing (the promotion of an array type)
+    "arange_of_an_array": ("def f(a):\n    return np.arange(a)\n", "f(np.ones(4))", "CompileError"),
+    "arange_to_an_array": ("def f(a):\n    return np.arange(0, a, 1)\n", "f(np.ones(4))", "CompileError"),
     "zeros_negative": ("def f(n):\n    return np.zeros(n)\n", "f(-1)", "ValueError"),
     "zeros_huge": ("def f(n):\n    return np.zeros(n)\n", "f(10**15)", "MemoryError|ValueError"),
     "empty_2d_huge": ("def f(n):\n    return np.empty((n, n))\n", "f(10**9)", "MemoryError|ValueError"),

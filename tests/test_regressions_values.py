@@ -592,3 +592,92 @@ def test_an_array_into_one_element_is_numpys(dtype, shape):
     v = np.ones(shape, dtype)
     for k in (2, 7):
         assert stored(J(store_element), np.zeros(3, dtype), v, k) == stored(store_element, np.zeros(3, dtype), v, k)
+
+
+# ---- a reduction that reads its operand more than once, in an arm of an if-expression ----
+# np.std and np.var read their (cast) operand three times: the mean, the count and the deviations. Where typespec
+# cannot keep it in a temporary (an arm of `x if c else y`) it put the same node in each place, and a later pass
+# that gave one of them its array gave it to all: an InternalError at run time ("compiled code failed without a
+# message"). The arm not taken must still not run.
+
+def std_cols_then(a, flag):
+    return np.std(a, axis=0) if flag else a[0] * 0.0
+
+
+def std_cols_else(a, flag):
+    return a[0] * 0.0 if flag else np.std(a, axis=0)
+
+
+def var_rows_then(a, flag):
+    return np.var(a, axis=1) if flag else a[:, 0] * 0.0
+
+
+def std_rows_else(a, flag):
+    return a[:, 0] * 0.0 if flag else a.std(axis=1)
+
+
+def var_all_then(a, flag):
+    return np.var(a) if flag else a[0, 0] * 0.0 - 1.0
+
+
+def std_all_else(a, flag):
+    return a[0, 0] * 0.0 - 1.0 if flag else np.std(a)
+
+
+def var_cols_ddof_then(a, flag):
+    return np.var(a, axis=0, ddof=1) if flag else a[0] * 0.0
+
+
+def std_of_std_then(a, flag):
+    return np.std(np.std(a, axis=1)) if flag else np.std(np.std(a, axis=0))
+
+
+def std_after_and(a, flag):
+    return flag and np.std(a, axis=0).sum() > 1.0
+
+
+def var_of_expressions_in_both_arms(a, flag):
+    # on main before the fix: an IndexError from a wrong shape, in either arm
+    return np.var(a[:, 0] * 2, axis=0) if flag else np.var(a[0] + 1)
+
+
+@pytest.mark.parametrize("f", [std_cols_then, std_cols_else, var_rows_then, std_rows_else, var_all_then,
+                               std_all_else, var_cols_ddof_then, std_of_std_then, std_after_and,
+                               var_of_expressions_in_both_arms], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64, np.float32], ids=lambda t: t.__name__)
+def test_std_and_var_in_an_arm_of_an_if_expression(f, dtype):
+    a = (np.arange(12) ** 2 % 7).astype(dtype).reshape(4, 3)
+    for flag in (True, False):
+        got, expected = J(f)(a, flag), f(a, flag)
+        np.testing.assert_allclose(got, expected, rtol=1e-6 if dtype == np.float32 else 1e-12)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype, flag
+
+
+# ---- `return f(...)` of a call that gives None still makes the call ----
+# A returned value of type None was dropped with the expression that made it: `return a.sort()` did not sort a,
+# `return fill(a)` did not write into a (silently: the function returned None as expected).
+
+def fill_first(a):
+    a[0] = 5.0
+
+
+def return_fill(a):
+    return fill_first(a)
+
+
+def return_sort(a):
+    return a.sort()
+
+
+def return_sort_in_a_branch(a, flag):
+    if flag:
+        return a.sort()
+    a[0] = -1.0
+
+
+@pytest.mark.parametrize("f, extra", [(return_fill, ()), (return_sort, ()), (return_sort_in_a_branch, (True,)),
+                                      (return_sort_in_a_branch, (False,))], ids=lambda v: getattr(v, "__name__", ""))
+def test_returning_a_call_that_gives_none_makes_the_call(f, extra):
+    a, b = np.array([3.0, 1.0, 2.0]), np.array([3.0, 1.0, 2.0])
+    assert J(f)(a, *extra) is None and f(b, *extra) is None
+    np.testing.assert_array_equal(a, b)

@@ -407,7 +407,7 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
         t->type = ir_type_tuple(elems, ndim);
         return t;
     }
-    TS_ERR(ts, n->pos, "array attribute '%s' is not supported", name);
+    return ts_unsupported(ts, n->pos, TS_LIB_ATTRIBUTE, "array attribute .", name, "");
 }
 
 /* NumPy writes nothing when an index is out of range: before the store loop, the lengths are checked (*n, the

@@ -107,7 +107,7 @@ static IrNode *call_math_module(Ts *ts, Args *a, const char *name)
         return ts_scalar_binop(ts, pos, IR_OP_DIV, num, den);
     }
     if (!lookup_math(name, &fn) || strcmp(name, "rint") == 0 || strncmp(name, "arc", 3) == 0)
-        TS_ERR(ts, pos, "math.%s is not supported", name);
+        return ts_unsupported(ts, pos, TS_LIB_MATH, "math.", name, "");
     if (!ts_check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
     if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC) && ts_is_int_scalar(a->pos[0]->type))
         return ts_cast(ts, a->pos[0], ir_type_weak(IR_DT_INT64));
@@ -398,6 +398,9 @@ static IrNode *call_arange(Ts *ts, Args *a)
     IrNode *dtype_pos = NULL;
     if (a->npos == 4) dtype_pos = a->pos[--a->npos]; /* arange(start, stop, step, dtype) */
     if (!ts_check_args(ts, a, "numpy.arange", 1, 3)) return NULL;
+    for (int i = 0; i < a->npos; i++)
+        if (a->pos[i]->type->kind != IR_TY_SCALAR)
+            TS_ERR(ts, pos, "numpy.arange() needs numbers, not %s", ts_type_name(a->pos[i]->type));
     IrNode *start = a->npos >= 2 ? a->pos[0] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 0);
     IrNode *stop = a->npos >= 2 ? a->pos[1] : a->pos[0];
     IrNode *step = a->npos == 3 ? a->pos[2] : ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 1);
@@ -614,7 +617,7 @@ static IrNode *call_builtin(Ts *ts, Args *a, const char *name)
     if (strcmp(name, "complex") == 0) return call_complex(ts, a);
     if (strcmp(name, "slice") == 0) return ts_slice_value(ts, a);
     if (strcmp(name, "any") == 0 || strcmp(name, "all") == 0) return ts_any_all(ts, a, name[1] == 'l');
-    TS_ERR(ts, pos, "the builtin %s() is not supported", name);
+    return ts_unsupported(ts, pos, TS_LIB_BUILTIN, "the builtin ", name, "()");
 }
 
 /* ---------------- numpy ---------------- */
@@ -760,7 +763,7 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     const IrNode *decimals = a->call->u.call.nargs > 1 ? a->call->u.call.args[1] : ts_kw(a, "decimals");
     IrNode *r = ts_numpy_elementwise(ts, pos, name, a->pos, a->npos, decimals, &handled);
     if (handled) return r;
-    TS_ERR(ts, pos, "numpy.%s is not supported", name);
+    return ts_unsupported(ts, pos, TS_LIB_NUMPY, "numpy.", name, "");
 }
 
 /* numpy.x.y(...): a ufunc's method (np.add.reduce) */
@@ -780,7 +783,7 @@ static IrNode *call_numpy_dotted(Ts *ts, Args *a, const char *q)
         IrNode *r = ts_ufunc_method(ts, a, first, dot + 1, &handled);
         if (handled) return r;
     }
-    TS_ERR(ts, a->call->pos, "%s is not supported", q);
+    return ts_unsupported(ts, a->call->pos, TS_LIB_NUMPY, "numpy.", q + 6, "");
 }
 
 static IrNode *call_method(Ts *ts, Args *a, const char *name)
@@ -843,7 +846,7 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
     if (!strcmp(name, "transpose") && a->npos == 1) return ts_transpose(ts, pos, recv);
     IrNode *sorted = ts_method_sort(ts, a, name, &handled);
     if (handled) return sorted;
-    TS_ERR(ts, pos, "array method %s() is not supported", name);
+    return ts_unsupported(ts, pos, TS_LIB_METHOD, "array method ", name, "()");
 }
 
 static IrNode *call_user(Ts *ts, Args *a)

@@ -207,6 +207,11 @@ static IrNode *type_return(Ts *ts, const IrNode *s)
     if (!v) return NULL;
     if (v->type->kind == IR_TY_NONE) {
         ts->has_return_none = true;
+        if (v->kind != IR_CONST) { /* `return a.sort()`: what the None came from still runs, before the return */
+            IrNode *e = ir_node(ts->a, IR_EXPR_STMT, s->pos);
+            e->u.expr_stmt.value = v;
+            ir_block_push(ts->a, ts->pre, e);
+        }
         return r;
     }
     if (ts->returns_to_python && v->type->kind == IR_TY_SLICE)

@@ -176,6 +176,10 @@ IrNode *ts_lambda(Ts *ts, const IrNode *n);                                /* an
 IrNode *ts_operator(Ts *ts, Args *a, const char *name);
 IrNode *ts_comprehension_array(Ts *ts, const IrNode *comp, IrDtype *dtype); /* np.array([... for ...]) */
 
+/* registry.c: the CompileError for a call of a name lorikeet does not have, "numpy.sinn is not supported; did you
+ * mean numpy.sin or numpy.sinh?": before, name (as the registry writes names) and after name it */
+IrNode *ts_unsupported(Ts *ts, IrPos pos, TsLibKind kind, const char *before, const char *name, const char *after);
+
 /* library.c: calls of builtins, math, numpy, methods and user functions */
 IrNode *ts_call(Ts *ts, const IrNode *n);
 

@@ -33,6 +33,24 @@ typedef struct TsOptions {
 IrFunc *ts_specialize(const IrFunc *untyped, IrType **arg_types, int nargs, const TsOptions *opts, RtArena *a,
                       LkDiag *diag);
 
+/* The library registry (registry.c): every name lorikeet compiles, for the user guide's coverage table and for
+ * the nearest name a refusal suggests. It describes the lowering (library.c), which alone decides. */
+typedef enum { TS_LIB_BUILTIN, TS_LIB_MATH, TS_LIB_NUMPY, TS_LIB_METHOD, TS_LIB_ATTRIBUTE, TS_LIB_LORIKEET } TsLibKind;
+typedef struct TsLibEntry {
+    TsLibKind kind;
+    const char *name;    /* without the prefix: "sum", "linalg.solve", "add.reduce" */
+    const char *group;   /* a heading for the table: "elementwise", "reductions", ... */
+    IrIntrinsic needs;   /* the intrinsic its lowering makes that a backend may refuse; IR_INTR_COUNT: none */
+    const char *note;    /* NULL or a few words on a limit */
+} TsLibEntry;
+int ts_library(const TsLibEntry **entries);                       /* all of them: their number */
+const char *ts_library_prefix(TsLibKind kind);                    /* "numpy.", "math.", ".", "" */
+const char *ts_library_refusal(const TsLibEntry *e, const char *backend); /* why it refuses e, or NULL */
+/* "; did you mean numpy.sin or numpy.sinh?" for the nearest names of that kind within edit distance 1 to 3 (by
+ * length), else the members of a small dotted namespace (" (lorikeet has numpy.linalg.cholesky, det, ...)"),
+ * else "". name is as the user wrote it after the prefix ("sinn", "linalg.eig"). */
+void ts_library_suggest(TsLibKind kind, const char *name, char *out, size_t cap);
+
 /* NEP 50 promotion, exposed for tests of the rules through the shim. */
 IrType *ts_promote(IrType *a, IrType *b);
 

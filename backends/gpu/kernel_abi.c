@@ -9,6 +9,21 @@ static bool refuse(LkDiag *diag, const IrNode *n, const char *file, const char *
     return false;
 }
 
+const GpuHostRefusal *gpu_host_refusal(IrIntrinsic k)
+{
+    static const GpuHostRefusal sort = {"sort", "np.sort, np.argsort, np.median, np.percentile, np.unique, "
+                                                "np.searchsorted's sorter, np.histogram"};
+    static const GpuHostRefusal linalg = {"run np.linalg's det, inv, solve or cholesky", NULL};
+    switch (k) {
+    case IR_INTR_SORT: return &sort;
+    case IR_INTR_LINALG: return &linalg;
+    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_CONCATENATE: case IR_INTR_MATMUL:
+    case IR_INTR_MASK_SELECT: case IR_INTR_CORE_DIM: case IR_INTR_RAISE: case IR_INTR_SEARCH: case IR_INTR_COUNT:
+        return NULL;
+    }
+    return NULL;
+}
+
 /* The kind of kernel a region is, or false (refused) for a form the host code never leaves in a region. */
 static bool kernel_kind(const IrNode *n, GpuKernelKind *kind, const char *file, LkDiag *diag)
 {

@@ -144,6 +144,15 @@ typedef struct GpuHost {
     const RtNames *names;           /* the strings the kernels' error records name: the host code's table
                                      * starts with them, in order, so an index means the same on both sides */
 } GpuHost;
+/* The intrinsics whose host code a gpu compilation cannot run, as the runtime's code that does it reads host
+ * memory and the arrays are the device's: what the refusal says it cannot do ("sort") and the NumPy functions
+ * that lower to it; NULL for every other intrinsic. The one table of them: backends/llvm's gpu mode refuses
+ * each with a CompileError naming the line, and the user guide's coverage table (be_refusal) reads it. */
+typedef struct GpuHostRefusal {
+    const char *what;
+    const char *functions;
+} GpuHostRefusal;
+const GpuHostRefusal *gpu_host_refusal(IrIntrinsic k);
 /* The host code of a gpu compilation: f compiled as for the cpu, except that array memory is the device's and
  * every region of host->kernels is launched instead of run. The code reads the loaded RtGpuModule from a
  * global of its own, whose address *module_slot receives: set it before the entry first runs. NULL with diag

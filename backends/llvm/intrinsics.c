@@ -297,17 +297,22 @@ static LLVMValueRef raise_error(Cg *cg, const IrNode *n)
     return LLVMGetUndef(t);
 }
 
+/* An intrinsic the gpu backend's host code cannot run (gpu_host_refusal): a CompileError naming the line. */
+static LLVMValueRef gpu_refused(Cg *cg, const IrNode *n)
+{
+    const GpuHostRefusal *r = gpu_host_refusal(n->u.call.intrinsic);
+    lk_diag_set(cg->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : cg->f->file, n->pos.line, n->pos.col,
+                "the gpu backend cannot %s yet%s%s%s: use the cpu or openmp backend", r->what,
+                r->functions ? " (" : "", r->functions ? r->functions : "", r->functions ? ")" : "");
+    return LLVMGetUndef(cg_type(cg, n->type));
+}
+
 /* sort(x, axis, argsort): the runtime's merge sort of each line (rt_sort), into out. On the gpu backend's host
  * code x is device memory, which the runtime's sort cannot read: a CompileError there. */
 static LLVMValueRef sort(Cg *cg, const IrNode *n)
 {
     const IrType *xt = n->u.call.args[0]->type;
-    if (cg->gpu) {
-        lk_diag_set(cg->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : cg->f->file, n->pos.line, n->pos.col,
-                    "the gpu backend cannot sort yet (np.sort, np.argsort, np.median, np.percentile, np.unique, "
-                    "np.searchsorted's sorter, np.histogram): use the cpu or openmp backend");
-        return LLVMGetUndef(cg_type(cg, n->type));
-    }
+    if (cg->gpu) return gpu_refused(cg, n);
     LLVMValueRef x = cg_expr(cg, n->u.call.args[0]);
     int nd = xt->ndim, axis = (int)n->u.call.args[1]->u.konst.i, argsort = (int)n->u.call.args[2]->u.konst.i;
     LLVMValueRef dims[IR_MAX_DIMS];
@@ -378,11 +383,7 @@ static LLVMValueRef search(Cg *cg, const IrNode *n)
 /* linalg(op, a[, b]): the runtime's LU or Cholesky (rt_linalg), its refusals raised at the node's line */
 static LLVMValueRef linalg(Cg *cg, const IrNode *n)
 {
-    if (cg->gpu) {
-        lk_diag_set(cg->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : cg->f->file, n->pos.line, n->pos.col,
-                    "the gpu backend cannot run np.linalg's det, inv, solve or cholesky yet: use the cpu or openmp backend");
-        return LLVMGetUndef(cg_type(cg, n->type));
-    }
+    if (cg->gpu) return gpu_refused(cg, n);
     int op = (int)n->u.call.args[0]->u.konst.i;
     const IrType *at = n->u.call.args[1]->type;
     LLVMValueRef a = cg_expr(cg, n->u.call.args[1]);

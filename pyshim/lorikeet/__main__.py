@@ -2,7 +2,7 @@
 
 Each subcommand is a function add_<name>(subparsers) that adds its parser and sets `run` to the function that
 carries it out (taking the parsed arguments, returning the exit status); a new subcommand (info, warmup,
-calibrate) is one more such function, listed in COMMANDS.
+calibrate, coverage) is one more such function, listed in COMMANDS.
 """
 import argparse
 import os
@@ -365,7 +365,13 @@ def add_calibrate(sub):
     add(sub)
 
 
-COMMANDS = [add_cache, add_info, add_warmup, add_calibrate]
+def add_coverage(sub):
+    from ._coverage import add_coverage as add
+
+    add(sub)
+
+
+COMMANDS = [add_cache, add_info, add_warmup, add_calibrate, add_coverage]
 
 
 def main(argv=None):
