@@ -381,3 +381,19 @@ def test_the_gpu_backend_refuses_np_random_by_line():
         pytest.skip("runs on the gpu backend (LORIKEET_BACKEND=gpu)")
     with pytest.raises(lk.CompileError, match="np.random is not built on the gpu backend"):
         J(mixed)(1, 8)
+
+
+def scaled(rng, a):
+    return a * rng.random()
+
+
+def seeded_inside(a):
+    return a * np.random.default_rng().random()
+
+
+def test_a_function_that_draws_is_never_split_in_pieces():
+    """Pieces of rows would each draw again (or reseed): such a call runs whole."""
+    plan = lk.jit(scaled).inspect_split(np.random.default_rng(0), np.zeros((6, 2)))
+    assert not plan["splittable"] and "Generator" in plan["reason"]
+    plan = lk.jit(seeded_inside).inspect_split(np.zeros((6, 2)))
+    assert not plan["splittable"] and "Generator" in plan["reason"]
