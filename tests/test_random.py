@@ -397,3 +397,46 @@ def test_a_function_that_draws_is_never_split_in_pieces():
     assert not plan["splittable"] and "Generator" in plan["reason"]
     plan = lk.jit(seeded_inside).inspect_split(np.zeros((6, 2)))
     assert not plan["splittable"] and "Generator" in plan["reason"]
+
+
+CACHED = '''\
+import json, sys
+import numpy as np
+import lorikeet as lk
+
+@lk.jit
+def draws(rng, seed, n):
+    mine = np.random.default_rng(seed)
+    return rng.normal(0.0, 1.0, n) + mine.random(n), rng.integers(0, 9, n, dtype=np.int32)
+
+seed = int(sys.argv[1])
+rng, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+got = draws(rng, seed + 1, 4)
+mine = np.random.default_rng(seed + 1)
+exp = (ref.normal(0.0, 1.0, 4) + mine.random(4), ref.integers(0, 9, 4, dtype=np.int32))
+ok = all(np.array_equal(g, e) for g, e in zip(got, exp)) and rng.bit_generator.state == ref.bit_generator.state
+print(json.dumps({"ok": bool(ok), "info": draws.cache_info()}))
+'''
+
+
+def test_code_from_the_disk_cache_draws_the_same_and_any_state_hits(tmp_path):
+    """A second process (another seed, another state) loads the first one's code: the key holds the Generator's
+    type only, and the loaded code draws NumPy's numbers and writes the state back."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "cached.py"
+    script.write_text(CACHED)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LORIKEET_")}
+    env.update({"PYTHONPATH": os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyshim"),
+                "LORIKEET_CACHE_DIR": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1"})
+    outs = []
+    for seed in (1, 2):
+        p = subprocess.run([sys.executable, str(script), str(seed)], env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        outs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    assert outs[0]["ok"] and outs[1]["ok"]
+    assert outs[0]["info"] == {"hits": 0, "misses": 1, "compiles": 1}
+    assert outs[1]["info"] == {"hits": 1, "misses": 0, "compiles": 0}
