@@ -177,7 +177,20 @@ static IrNode **intrinsic_dims(Hoist *h, IrNode *c)
     int nd = c->type->ndim;
     switch (c->u.call.intrinsic) {
     case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_CORE_DIM: case IR_INTR_RAISE: case IR_INTR_SEARCH:
-    case IR_INTR_COUNT: return NULL;
+    case IR_INTR_RNG_NEW: case IR_INTR_COUNT: return NULL;
+    case IR_INTR_RNG_DRAW: { /* max(d, 0): a negative size is the draw's ValueError, after its parameters' */
+        IrNode **dims = ir_nodes(a, nd);
+        for (int d = 0; d < nd; d++) {
+            IrNode *size = args[4 + d];
+            IrNode *e = ir_node(a, IR_IFEXP, size->pos);
+            e->type = size->type;
+            e->u.ifexp.cond = ir_compare(a, size->pos, IR_CMP_LT, size, ir_const_int(a, size->pos, size->type, 0));
+            e->u.ifexp.then = ir_const_int(a, size->pos, size->type, 0);
+            e->u.ifexp.orelse = size;
+            dims[d] = e;
+        }
+        return dims;
+    }
     case IR_INTR_MATMUL: {
         IrNode **dims = ir_nodes(a, 2);
         dims[0] = if_equal(a, dim_of(a, args[0], 1), dim_of(a, args[1], 0), dim_of(a, args[0], 0));
@@ -216,7 +229,8 @@ static bool makes_array(const IrNode *n)
     if (n->kind != IR_CALL || n->u.call.ckind != IR_CALLEE_INTRINSIC || n->u.call.out) return false;
     switch (n->u.call.intrinsic) {
     case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_CORE_DIM: case IR_INTR_RAISE: case IR_INTR_SEARCH:
-    case IR_INTR_COUNT: return false;
+    case IR_INTR_RNG_NEW: case IR_INTR_COUNT: return false;
+    case IR_INTR_RNG_DRAW: return n->type->kind == IR_TY_ARRAY; /* a scalar draw makes none */
     case IR_INTR_MATMUL: case IR_INTR_CONCATENATE: case IR_INTR_MASK_SELECT: case IR_INTR_SORT: return true;
     case IR_INTR_LINALG: return n->type->kind == IR_TY_ARRAY; /* det is a scalar */
     }
@@ -427,7 +441,7 @@ static void spill(IrNode **p, void *env)
     IrNode *n = *p;
     if (n->kind == IR_VAR || n->kind == IR_CONST || !ir_effects(n)) return;
     switch (n->type->kind) {
-    case IR_TY_SCALAR: case IR_TY_ARRAY: case IR_TY_TUPLE: *p = temp_of(h, n); return;
+    case IR_TY_SCALAR: case IR_TY_ARRAY: case IR_TY_TUPLE: case IR_TY_RNG: *p = temp_of(h, n); return;
     case IR_TY_NONE: /* a call of a function returning None: a statement of its own */
         emit_fill(h, n);
         *p = ir_node(h->f->arena, IR_CONST, n->pos);

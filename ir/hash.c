@@ -166,6 +166,7 @@ static void put_type(Enc *e, const IrType *t)
         return;
     case IR_TY_NONE: case IR_TY_RANGE: return;
     case IR_TY_FUNC: return; /* `func` is a process address; a call through it is a callee, hashed whole */
+    case IR_TY_RNG: return;  /* one type: a generator's state is a value of the call, never of the code */
     }
 }
 

@@ -135,6 +135,8 @@ typedef enum {
     IR_TY_RANGE,   /* a range object; only as a for-loop iterable */
     IR_TY_DTYPE,   /* a dtype used as a value (np.float32): dtype */
     IR_TY_FUNC,    /* a function used as a value (a lambda, a nested def, a module-level function): func */
+    IR_TY_RNG,     /* a NumPy random Generator on PCG64 (np.random.default_rng): a pointer to its RtRng state
+                    * (runtime.h), which draws update in place; an argument's state travels in 6 slots */
 } IrTypeKind;
 
 typedef enum { IR_LAYOUT_C, IR_LAYOUT_ANY } IrLayout;
@@ -171,6 +173,7 @@ IrType *ir_type_slice_const(unsigned has, const int64_t at[3]); /* a slice of co
 IrType *ir_type_range(void);
 IrType *ir_type_dtype(IrDtype dt);
 IrType *ir_type_func(const void *func);
+IrType *ir_type_rng(void);                 /* numpy.random.Generator (PCG64) */
 IrType *ir_type_strong(IrType *t);         /* the weak flag cleared */
 bool ir_dtype_is_int(IrDtype dt);
 bool ir_dtype_is_signed(IrDtype dt);
@@ -188,7 +191,8 @@ void ir_type_str(const IrType *t, char *buf, size_t n); /* "array(float64, 2d, C
  * 8-byte slots. A scalar takes one (integers and bools widened to int64, floats to double), a complex scalar two
  * (its real and imaginary parts, each a double); an array of ndim n
  * takes 2 + 2n (data, base, shape[n], strides[n] in bytes); a tuple its elements' slots in order; None and
- * dtypes none. */
+ * dtypes none; a Generator 6, its RtRng state, which the entry passes by address (so the call updates the slots,
+ * and the shim writes them back into the NumPy Generator). */
 int ir_abi_slots(const IrType *t);
 
 /* ---------------- nodes ---------------- */
@@ -403,6 +407,22 @@ typedef enum {
      * pivot exactly 0) or not positive definite (cholesky); ValueError (RT_VAL_SOLVE_SHAPE) when b's rows are not
      * a's. out: a's shape (inv, cholesky), b's (solve). Host code: a kernel cannot factorise. */
     IR_INTR_LINALG,
+    /* rng_new(has_seed, seed): has_seed an IR_CONST int64 (0 or 1), seed an int64 scalar. A new Generator
+     * (IR_TY_RNG): np.random.default_rng(seed), NumPy's SeedSequence and PCG64 (runtime.h's rt_rng_seed), or
+     * seeded from the OS's entropy when has_seed is 0. ValueError (RT_VAL_RNG_SEED) for a negative seed. The
+     * state lives in the frame of the function that made it, one per node: a generator made again by the same
+     * node (in a loop) replaces the one it made before. Host code. */
+    IR_INTR_RNG_NEW,
+    /* rng_draw(g, method, a, b, d0, ..., dn-1): g an IR_TY_RNG, method an IR_CONST int64 (runtime.h's RT_RNG_*),
+     * a and b the parameters (float64 for uniform's low/high and normal's loc/scale, int64 for integers' low and
+     * high, anything for the others), then n >= 0 int64 sizes. n == 0: one scalar draw of the node's type
+     * (float64, or int64/int32 for integers); else a new C-contiguous array of shape (d0, ...) of the node's
+     * dtype filled in C order: the same numbers NumPy's Generator gives. NumPy's checks first, in its order:
+     * ValueError (negative size, integers' bounds, normal's scale < 0) or OverflowError (uniform's high - low not
+     * finite). It writes g's state: the stream is sequential, so it never stands in a parallel region's element
+     * code (ir/check_random.c). out: (max(d0, 0), ...), so that the size's ValueError comes from the draw, after
+     * the parameters' checks, as in NumPy. Host code. */
+    IR_INTR_RNG_DRAW,
     IR_INTR_COUNT
 } IrIntrinsic;
 const char *ir_intrinsic_name(IrIntrinsic k); /* "transpose": how the IR prints it */
@@ -611,7 +631,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 13 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 14 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -619,7 +639,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 10: ir_fuse keeps an input map whose unread result may raise;
                                * 11: complex64 and complex128 (konst.im, IR_OP_COMPLEX, the complex unops);
                                * 12: range loops with independent iterations made parallel (ir_auto_parallel);
-                               * 13: the typed IR made a tree first (ir_unshare) */
+                               * 13: the typed IR made a tree first (ir_unshare);
+                               * 14: np.random (IR_TY_RNG, rng_new, rng_draw) and ir_check_random */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -686,6 +707,9 @@ void ir_reduce_inputs_as_maps(IrFunc *f);
  * line) when one is broken; and each loop's reductions recorded in for_range.reds. A sequential backend may run
  * prange as range: the rules make both mean the same. */
 bool ir_prange_reductions(IrFunc *f, LkDiag *diag);
+/* check_random.c, for every backend: a numpy Generator used in element code (a map's, imap's, reduction's or
+ * scan's) or in an lk.prange loop's body is a CompileError naming the line: its draws are one ordered stream. */
+bool ir_check_random(IrFunc *f, LkDiag *diag);
 
 /* ---- reductions (reduce_ops.c): the meaning of the built-in operations, see IrReduceOp ---- */
 /* op's identity for dt, an IR_CONST with no position (IR_RED_FUNC has none: a zero, never to be combined). */

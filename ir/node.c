@@ -133,6 +133,8 @@ const char *ir_intrinsic_name(IrIntrinsic k)
     case IR_INTR_SORT: return "sort";
     case IR_INTR_SEARCH: return "search";
     case IR_INTR_LINALG: return "linalg";
+    case IR_INTR_RNG_NEW: return "rng_new";
+    case IR_INTR_RNG_DRAW: return "rng_draw";
     case IR_INTR_COUNT: break;
     }
     return "?";

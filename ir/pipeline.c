@@ -29,6 +29,7 @@ typedef bool (*IrCheck)(IrFunc *f, LkDiag *diag);
 
 static const IrCheck checks[] = {
     ir_prange_reductions, /* prange's rules, the same for every backend, and each loop's reductions */
+    ir_check_random,      /* a Generator's draws stay out of element code and prange bodies */
 };
 
 /* Then the passes that must see the program as the checks accepted it. */

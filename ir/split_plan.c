@@ -591,6 +591,21 @@ static void note_roles(IrNode **slot, void *env)
     ir_each_child(e, note_roles, P);
 }
 
+/* np.random: each piece would draw again (or reseed from the OS), so a function that uses a Generator is never
+ * split: the first node of such a type, or NULL. */
+static void find_generator(IrNode **p, void *env)
+{
+    const IrNode **found = env;
+    if (*found) return;
+    if ((*p)->type && (*p)->type->kind == IR_TY_RNG) *found = *p;
+    else ir_each_child(*p, find_generator, env);
+}
+
+static void find_generator_stmt(IrNode *s, void *env)
+{
+    ir_each_child(s, find_generator, env);
+}
+
 void ir_split_plan(const IrFunc *f, IrSplitPlan *plan)
 {
     memset(plan, 0, sizeof *plan);
@@ -615,6 +630,14 @@ void ir_split_plan(const IrFunc *f, IrSplitPlan *plan)
                 }
             P.cls[i] = VC_UNIFORM;
         }
+    }
+    const IrNode *generator = NULL;
+    ir_each_stmt((IrBlock *)&f->body, find_generator_stmt, &generator);
+    bool takes_generator = false;
+    for (int i = 0; i < f->nparams; i++) takes_generator |= f->params[i]->type->kind == IR_TY_RNG;
+    if (generator || takes_generator) {
+        refuse(&P, generator, "it uses a numpy Generator, whose draws are one stream that pieces would repeat");
+        goto done;
     }
     for (int i = 0; i < f->body.n; i++) note_roles(&f->body.stmts[i], &P);
     for (int i = 0; i < f->body.n; i++)

@@ -53,6 +53,7 @@ IrType *ir_type_slice_const(unsigned has, const int64_t at[3])
 IrType *ir_type_range(void) { return intern((IrType){.kind = IR_TY_RANGE}); }
 IrType *ir_type_dtype(IrDtype dt) { return intern((IrType){.kind = IR_TY_DTYPE, .dtype = dt}); }
 IrType *ir_type_func(const void *func) { return intern((IrType){.kind = IR_TY_FUNC, .func = func}); }
+IrType *ir_type_rng(void) { return intern((IrType){.kind = IR_TY_RNG}); }
 
 IrType *ir_type_array(IrDtype dt, int ndim, IrLayout layout)
 {
@@ -168,6 +169,7 @@ void ir_type_str(const IrType *t, char *buf, size_t n)
     case IR_TY_RANGE: snprintf(buf, n, "range"); return;
     case IR_TY_DTYPE: snprintf(buf, n, "dtype(%s)", ir_dtype_name(t->dtype)); return;
     case IR_TY_FUNC: snprintf(buf, n, "function"); return;
+    case IR_TY_RNG: snprintf(buf, n, "Generator(PCG64)"); return;
     }
     snprintf(buf, n, "?");
 }
@@ -183,6 +185,7 @@ int ir_abi_slots(const IrType *t)
         return n;
     }
     case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return 0;
+    case IR_TY_RNG: return 6; /* its RtRng, updated in place */
     }
     return 0;
 }

@@ -149,6 +149,11 @@ int lk_key_arg(PyObject *arg, unsigned char *key, int *len)
         return 0;
     }
     if (PyComplex_Check(arg)) { key[(*len)++] = 'c'; return 0; }
+    if (lk_is_generator(arg)) { /* by type only: its state is a value of the call */
+        if (!lk_is_pcg64_generator(arg)) return -1; /* the slow path's TypeError names the parameter */
+        key[(*len)++] = 'R';
+        return 0;
+    }
     if (!PyLong_Check(arg) && !PyFloat_Check(arg) && arg != Py_None && !PyTuple_Check(arg)) {
         /* a device array (lorikeet's, CuPy's, PyTorch's...): keyed apart from ndarrays, whose code may not take it */
         LkDeviceView v;
@@ -249,6 +254,7 @@ IrType *lk_type_of_arg(PyObject *arg, const char *param)
         return NULL;
     }
     if (PyComplex_Check(arg)) return ir_type_weak(IR_DT_COMPLEX128); /* a Python complex, weak as a float is */
+    if (lk_is_generator(arg)) return lk_generator_supported(arg, param) ? ir_type_rng() : NULL;
     if (!PyBool_Check(arg) && !PyLong_Check(arg) && !PyFloat_Check(arg) && arg != Py_None && !PyTuple_Check(arg)) {
         LkDeviceView v;
         int dv = lk_device_view(arg, &v);
@@ -383,6 +389,10 @@ void lk_unbox_arg(PyObject *arg, const IrType *t, int64_t *slots, int *nslot, Py
     }
     case IR_TY_TUPLE:
         for (int i = 0; i < t->nelems; i++) lk_unbox_arg(PyTuple_GET_ITEM(arg, i), t->elems[i], slots, nslot, arrays, narrays);
+        return;
+    case IR_TY_RNG: /* its PCG64 state, which the call updates in place (written back by lk_generators_out) */
+        lk_generator_in(arg, slots + *nslot);
+        *nslot += ir_abi_slots(t);
         return;
     default: return;
     }

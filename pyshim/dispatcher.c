@@ -129,6 +129,11 @@ static PyObject *invoke(LkSpec *s, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     status = s->entry(&ctx, slots, ret);
     Py_END_ALLOW_THREADS
+    /* a Generator argument continues where the call's draws left it, whether the call returned or raised */
+    if (lk_spec_has_generator(s) && lk_generators_out(s, args, slots) < 0) {
+        rt_ctx_release(&ctx);
+        goto done;
+    }
     if (status != 0) {
         LkDiag diag;
         if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err);

@@ -68,6 +68,7 @@ static void find_arrays(const IrType *t, int64_t *slots, int *pos, ArgArray *arr
         for (int i = 0; i < t->nelems; i++) find_arrays(t->elems[i], slots, pos, arrays, n, objs);
         return;
     case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return;
+    case IR_TY_RNG: *pos += ir_abi_slots(t); return; /* never on the gpu: its code refuses np.random */
     }
 }
 
@@ -185,6 +186,7 @@ static int results_to_host(const IrType *t, int64_t *slots, int *pos, RtCtx *ctx
             if (results_to_host(t->elems[i], slots, pos, ctx, hctx, arrays, ranges, copies, ncopies) < 0) return -1;
         return 0;
     case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return 0;
+    case IR_TY_RNG: *pos += ir_abi_slots(t); return 0; /* not a result (typespec refuses returning one) */
     }
     return 0;
 }

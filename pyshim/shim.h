@@ -122,6 +122,14 @@ void lk_unbox_arg(PyObject *arg, const IrType *t, int64_t *slots, int *nslot, Py
 PyObject *lk_box_result(const IrType *t, const int64_t *slots, int *nslot, RtCtx *ctx, PyObject **arrays,
                         PyObject **owners, int *nowners);
 
+/* generator.c: a numpy.random.Generator argument (PCG64 only): its state in 6 slots, written back after the call */
+bool lk_is_generator(PyObject *o);                        /* a numpy.random.Generator (no exception set) */
+bool lk_is_pcg64_generator(PyObject *gen);                /* ... on PCG64: the one compiled code takes */
+bool lk_generator_supported(PyObject *gen, const char *param); /* else false with a TypeError naming param */
+void lk_generator_in(PyObject *gen, int64_t *slots);      /* its RtRng into slots[0..5]; an exception on failure */
+bool lk_spec_has_generator(const LkSpec *s);
+int lk_generators_out(const LkSpec *s, PyObject *args, const int64_t *slots); /* -1 with an exception */
+
 /* split_call.c: a call run as pieces along its arguments' first axis when its data exceeds the device's memory.
  * A runner moves the data of the pieces: device memory (gpu_call.c's lk_gpu_runner) or host memory (the test
  * mode on the cpu and openmp backends). */

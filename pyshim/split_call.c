@@ -231,7 +231,7 @@ static void find_leaves(const IrType *t, int *slot, Leaf *leaves, int *n, int ma
     case IR_TY_TUPLE:
         for (int i = 0; i < t->nelems; i++) find_leaves(t->elems[i], slot, leaves, n, max);
         return;
-    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC:
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: case IR_TY_RNG:
         *slot += ir_abi_slots(t);
         return;
     }

@@ -76,6 +76,14 @@ static const char *value_message(int64_t which)
         [RT_VAL_HIST_EDGES] = "`bins` must increase monotonically, when an array",
         [RT_VAL_SOLVE_SHAPE] = "solve: Input operand 1 has a mismatch in its core dimension 0 (b's rows differ from a's)",
         [RT_VAL_SEQUENCE] = "setting an array element with a sequence.",
+        [RT_VAL_RNG_SEED] = "expected non-negative integer",
+        [RT_VAL_RNG_LOW_HIGH] = "low >= high",
+        [RT_VAL_RNG_LOW_HIGH_CLOSED] = "low > high",
+        [RT_VAL_RNG_HIGH_0] = "high <= 0",
+        [RT_VAL_RNG_HIGH_0_CLOSED] = "high < 0",
+        [RT_VAL_RNG_LOW_INT32] = "low is out of bounds for int32",
+        [RT_VAL_RNG_HIGH_INT32] = "high is out of bounds for int32",
+        [RT_VAL_RNG_SCALE] = "scale < 0",
     };
     return which > 0 && which < (int64_t)(sizeof msgs / sizeof msgs[0]) && msgs[which] ? msgs[which] : "invalid value";
 }
@@ -96,6 +104,9 @@ static void overflow_message(const RtError *e, const char *file, LkDiag *out)
         return;
     case RT_OVF_INFINITY:
         lk_diag_set(out, LK_ERR_OVERFLOW, file, e->line, 0, "cannot convert float infinity to integer");
+        return;
+    case RT_OVF_RNG_RANGE:
+        lk_diag_set(out, LK_ERR_OVERFLOW, file, e->line, 0, "high - low range exceeds valid bounds");
         return;
     }
     lk_diag_set(out, LK_ERR_OVERFLOW, file, e->line, 0, "Python integer %lld out of bounds for %sint%d",
@@ -207,6 +218,7 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_gemm_f64", (void *)rt_gemm_f64}, {"rt_gemm_f32", (void *)rt_gemm_f32},
         {"rt_gemm_parallel", (void *)rt_gemm_parallel}, {"rt_gemm_f16", (void *)rt_gemm_f16},
         {"rt_sort", (void *)rt_sort}, {"rt_linalg", (void *)rt_linalg},
+        {"rt_rng_seed", (void *)rt_rng_seed}, {"rt_rng_fill", (void *)rt_rng_fill},
         {"rt_gpu_launch", (void *)rt_gpu_launch}, {"rt_gpu_sync", (void *)rt_gpu_sync},
         {"rt_gpu_results", (void *)rt_gpu_results}, {"rt_gpu_buffer_alloc", (void *)rt_gpu_buffer_alloc},
         {"rt_gpu_read_elem", (void *)rt_gpu_read_elem}, {"rt_gpu_write_elem", (void *)rt_gpu_write_elem},

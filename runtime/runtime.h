@@ -111,7 +111,8 @@ typedef enum {
  * uint8); the message, by extra[2]: the value out of the target's bounds (as a signed or an unsigned 64-bit
  * integer), beyond int64 (NumPy converts through a C long), or an infinite float. */
 #define RT_OVF_TARGET(bits, is_unsigned) ((bits) + ((is_unsigned) ? 256 : 0))
-enum { RT_OVF_BOUNDS = 0, RT_OVF_BOUNDS_UNSIGNED, RT_OVF_TOO_LARGE, RT_OVF_INFINITY };
+enum { RT_OVF_BOUNDS = 0, RT_OVF_BOUNDS_UNSIGNED, RT_OVF_TOO_LARGE, RT_OVF_INFINITY,
+       RT_OVF_RNG_RANGE /* Generator.uniform: high - low is not finite */ };
 
 /* Messages of RT_ERR_VALUE, by extra[0]. */
 enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_VAL_UNPACK, RT_VAL_SLICE_STEP_ZERO,
@@ -119,7 +120,10 @@ enum { RT_VAL_RANGE_STEP_ZERO = 1, RT_VAL_NEGATIVE_DIM, RT_VAL_EMPTY_REDUCE, RT_
        RT_VAL_READONLY_OUT, RT_VAL_FLOAT_NAN,
        RT_VAL_AXIS, /* NumPy's AxisError (a ValueError): extra {RT_VAL_AXIS, the axis given, the array's ndim} */
        RT_VAL_PERCENTILE, RT_VAL_QUANTILE, RT_VAL_HIST_BINS, RT_VAL_HIST_ORDER, RT_VAL_HIST_FINITE, RT_VAL_HIST_EDGES,
-       RT_VAL_SOLVE_SHAPE, RT_VAL_SEQUENCE };
+       RT_VAL_SOLVE_SHAPE, RT_VAL_SEQUENCE,
+       /* np.random (random.c), in NumPy's words: a negative seed, integers' bounds, normal's scale */
+       RT_VAL_RNG_SEED, RT_VAL_RNG_LOW_HIGH, RT_VAL_RNG_LOW_HIGH_CLOSED, RT_VAL_RNG_HIGH_0, RT_VAL_RNG_HIGH_0_CLOSED,
+       RT_VAL_RNG_LOW_INT32, RT_VAL_RNG_HIGH_INT32, RT_VAL_RNG_SCALE };
 
 /* The layout is part of the contract with compiled code (offsets 0, 4, 8, 12, 16; 40 bytes). */
 typedef struct RtError {
@@ -190,6 +194,29 @@ enum { RT_LINALG_OK = 0, RT_LINALG_SINGULAR, RT_LINALG_NOT_POSDEF, RT_LINALG_NOT
 int rt_linalg(RtCtx *ctx, int32_t op, int32_t is_f32, const char *a, int64_t as0, int64_t as1, int64_t rows,
               int64_t cols, const char *b, int64_t bs0, int64_t bs1, int64_t brows, int64_t bcols, char *out,
               double *det);
+
+/* np.random's Generator (random.c): NumPy's default_rng, PCG64 seeded through SeedSequence, and its draws, the same
+ * numbers as NumPy's for the same seed. RtRng is PCG64's whole state as NumPy's PCG64.state holds it (the 128-bit
+ * state and increment as high and low words, and the buffered upper half of a 64-bit draw that 32-bit draws use):
+ * six 8-byte words, which are also a Generator argument's ABI slots (ir_abi_slots), updated in place by the call. */
+typedef struct RtRng {
+    uint64_t state_hi, state_lo, inc_hi, inc_lo;
+    int64_t has_uint32;
+    uint64_t uinteger;
+} RtRng;
+_Static_assert(sizeof(RtRng) == 48, "RtRng is six slots");
+/* default_rng(seed) (has_seed) or default_rng() (128 bits of the OS's entropy). 0, or RT_VAL_RNG_SEED for a
+ * negative seed (nothing written). */
+int rt_rng_seed(RtRng *g, int32_t has_seed, int64_t seed);
+/* The draws, by method: random() and standard_normal() take no parameter; uniform(a, b), normal(a = loc, b =
+ * scale); integers(lo, hi) with hi excluded (RT_RNG_INTEGERS) or included (_CLOSED) into int64 (elsize 8) or
+ * int32 (elsize 4) elements, everything else float64. out: the C-contiguous elements of shape[ndim] (ndim 0: one
+ * scalar). NumPy's checks in NumPy's order first: 0, an RT_VAL_* message of RT_ERR_VALUE (RT_VAL_NEGATIVE_DIM for
+ * a negative size), or RT_RNG_OVERFLOW (uniform's OverflowError); nothing is drawn when a check fails. */
+enum { RT_RNG_RANDOM = 0, RT_RNG_UNIFORM, RT_RNG_NORMAL, RT_RNG_STANDARD_NORMAL, RT_RNG_INTEGERS, RT_RNG_INTEGERS_CLOSED };
+#define RT_RNG_OVERFLOW (-1)
+int rt_rng_fill(RtRng *g, int32_t method, int32_t elsize, double a, double b, int64_t lo, int64_t hi,
+                const int64_t *shape, int32_t ndim, void *out);
 
 /* After a call: free every buffer still owned by ctx (temporaries, or everything after an error). */
 void rt_ctx_release(RtCtx *ctx);

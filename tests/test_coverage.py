@@ -22,7 +22,7 @@ GUIDE = os.path.join(ROOT, "docs", "USERGUIDE.md")
 # unknown module attribute, lorikeet's Python-side functions): any other error means the lowering took the name
 # and objected to the probe's argument
 REFUSED_BY_NAME = re.compile(
-    r"^((numpy|math)\.[\w.]+ is not supported"
+    r"^((numpy|math)\.[\w.]+(\(\))? is not supported"
     r"|array method \w+\(\) is not supported"
     r"|array attribute \.\w+ is not supported"
     r"|the builtin \w+\(\) is not supported"

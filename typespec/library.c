@@ -772,6 +772,7 @@ static IrNode *call_numpy_dotted(Ts *ts, Args *a, const char *q)
     const char *dot = strchr(q + 6, '.');
     char first[64];
     bool handled;
+    if (!strncmp(q, "numpy.random.", 13)) return ts_numpy_random(ts, a, q + 13);
     if (!strncmp(q, "numpy.linalg.", 13)) {
         IrNode *r = ts_numpy_linalg(ts, a, q + 13, &handled);
         if (handled) return r;
@@ -790,6 +791,7 @@ static IrNode *call_method(Ts *ts, Args *a, const char *name)
 {
     IrPos pos = a->call->pos;
     IrNode *recv = a->pos[0];
+    if (recv->type->kind == IR_TY_RNG) return ts_rng_method(ts, a, name);
     bool handled;
     IrNode *refused = ts_list_method(ts, pos, name, &handled);
     if (handled) return refused;

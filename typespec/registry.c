@@ -17,6 +17,7 @@
 #define NONE IR_INTR_COUNT
 #define SORT IR_INTR_SORT
 #define LINALG IR_INTR_LINALG
+#define RNG IR_INTR_RNG_NEW
 
 static const TsLibEntry entries[] = {
     /* builtins */
@@ -157,6 +158,9 @@ static const TsLibEntry entries[] = {
     {TS_LIB_NUMPY, "searchsorted", "sorting and statistics", NONE, "gpu: not with sorter="},
     {TS_LIB_NUMPY, "sort", "sorting and statistics", SORT, NULL},
     {TS_LIB_NUMPY, "unique", "sorting and statistics", SORT, NULL},
+    /* numpy.random: a generator made in the function (or a NumPy Generator on PCG64 passed in) */
+    {TS_LIB_NUMPY, "random.default_rng", "random numbers", RNG,
+     "an int seed or none; its random, uniform, integers, normal and standard_normal give NumPy's stream"},
     /* numpy.linalg */
     {TS_LIB_NUMPY, "linalg.cholesky", "linear algebra", LINALG, NULL},
     {TS_LIB_NUMPY, "linalg.det", "linear algebra", LINALG, NULL},

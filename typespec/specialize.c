@@ -196,6 +196,15 @@ static bool holds_function(const IrType *t)
     return false;
 }
 
+static bool holds_generator(const IrType *t)
+{
+    if (t->kind == IR_TY_RNG) return true;
+    if (t->kind == IR_TY_TUPLE)
+        for (int i = 0; i < t->nelems; i++)
+            if (holds_generator(t->elems[i])) return true;
+    return false;
+}
+
 static IrNode *type_return(Ts *ts, const IrNode *s)
 {
     IrNode *r = ir_node(ts->a, IR_RETURN, s->pos);
@@ -218,6 +227,9 @@ static IrNode *type_return(Ts *ts, const IrNode *s)
         TS_ERR(ts, s->pos, "%s() returns a slice: a compiled function returns numbers, arrays and tuples of them to "
                "Python", ts->src->name);
     if (!ts_no_slice_value(ts, v)) return NULL;
+    if (ts->returns_to_python && holds_generator(v->type))
+        TS_ERR(ts, s->pos, "%s() returns a numpy Generator: a compiled function cannot return one to Python; pass the "
+               "Generator in as an argument instead (its state is written back after the call)", ts->src->name);
     if (ts->returns_to_python && holds_function(v->type))
         TS_ERR(ts, s->pos, "%s() returns a function%s%s: a compiled function returns numbers, arrays and tuples of "
                "them to Python, not functions", ts->src->name, v->type->kind == IR_TY_TUPLE ? " inside " : "",

@@ -158,6 +158,11 @@ IrNode *ts_numpy_stats(Ts *ts, Args *a, const char *name, bool *handled);
 /* linalg_dense.c: np.linalg.<name>; *handled false when it is not one of them */
 IrNode *ts_numpy_linalg(Ts *ts, Args *a, const char *name, bool *handled);
 
+/* random.c: np.random.<name>(...) (default_rng; the legacy functions are refused) and the methods of a Generator
+ * (a->pos[0], IR_TY_RNG): random, uniform, integers, normal, standard_normal */
+IrNode *ts_numpy_random(Ts *ts, Args *a, const char *name);
+IrNode *ts_rng_method(Ts *ts, Args *a, const char *name);
+
 /* ufunc_methods.c: np.<ufunc>.reduce/accumulate/outer; *handled false when it is not one of them */
 IrNode *ts_ufunc_method(Ts *ts, Args *a, const char *ufunc, const char *method, bool *handled);
 

@@ -153,8 +153,8 @@ const char *cu_type(Cu *c, const IrType *t)
         cu_buf_printf(&c->types, " };\n");
         return cu_fmt(c, "lk_t%d", k);
     }
-    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC:
-        return "lk_none";
+    case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: case IR_TY_RNG:
+        return "lk_none"; /* a Generator never reaches a kernel: the host code refuses np.random first */
     }
     return "lk_none";
 }
@@ -659,6 +659,7 @@ void cu_fill_slots(Cu *c, const char *dst, const IrType *t, int *slot)
         for (int i = 0; i < t->nelems; i++) cu_fill_slots(c, cu_fmt(c, "%s.e%d", dst, i), t->elems[i], slot);
         return;
     case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return;
+    case IR_TY_RNG: *slot += ir_abi_slots(t); return;
     }
 }
 

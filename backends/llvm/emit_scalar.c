@@ -37,6 +37,7 @@ LLVMTypeRef cg_type(Cg *cg, const IrType *t)
     }
     case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC:
         return LLVMStructTypeInContext(cg->ctx, NULL, 0, 0);
+    case IR_TY_RNG: return cg->ptr; /* its RtRng */
     }
     return cg->i64;
 }

@@ -698,6 +698,11 @@ static LLVMValueRef load_slots(Cg *cg, const IrType *t, LLVMValueRef base, int *
             agg = LLVMBuildInsertValue(cg->b, agg, load_slots(cg, t->elems[i], base, slot), (unsigned)i, "");
         return agg;
     }
+    case IR_TY_RNG: { /* its RtRng is the slots themselves: the call's draws update them in place */
+        idx[0] = cg_i64(cg, *slot);
+        *slot += ir_abi_slots(t);
+        return LLVMBuildGEP2(cg->b, cg->i64, base, idx, 1, "");
+    }
     default: return LLVMConstNull(cg_type(cg, t));
     }
 }

@@ -83,6 +83,7 @@ static int put_value(Cg *cg, Block *b, int at, LLVMValueRef v, const IrType *t)
         for (int i = 0; i < t->nelems; i++) at = put_value(cg, b, at, LLVMBuildExtractValue(cg->b, v, (unsigned)i, ""), t->elems[i]);
         return at;
     case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return at;
+    case IR_TY_RNG: return at + ir_abi_slots(t); /* never in a kernel: ir/check_random.c keeps draws out */
     }
     return at;
 }

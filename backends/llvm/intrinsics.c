@@ -421,6 +421,67 @@ static LLVMValueRef linalg(Cg *cg, const IrNode *n)
     return at->dtype == IR_DT_FLOAT32 ? LLVMBuildFPTrunc(cg->b, d, cg->f32, "") : d;
 }
 
+/* np.random on the gpu backend: a CompileError naming the line (its host code could draw, but nothing is built
+ * to keep the stream's order with kernels, and no silent difference from cpu is allowed). */
+static bool rng_refused(Cg *cg, const IrNode *n)
+{
+    if (!cg->gpu) return false;
+    lk_diag_set(cg->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : cg->f->file, n->pos.line, n->pos.col,
+                "np.random is not built on the gpu backend (default_rng and its draws run on the cpu and openmp "
+                "backends, with NumPy's stream)");
+    return true;
+}
+
+/* rng_new(has_seed, seed): the state in a buffer of the call (freed when it returns, like a temporary array), so
+ * a generator outlives the frame or segment that made it; seeded by the runtime (ValueError for seed < 0). */
+static LLVMValueRef rng_new(Cg *cg, const IrNode *n)
+{
+    if (rng_refused(cg, n)) return LLVMGetUndef(cg->ptr);
+    LLVMValueRef seed = cg_expr(cg, n->u.call.args[1]);
+    LLVMValueRef six = cg_i64(cg, (int64_t)(sizeof(RtRng) / 8));
+    LLVMValueRef g = cg_array_data(cg, cg_new_array(cg, IR_DT_INT64, 1, &six, n->pos));
+    LLVMTypeRef params[3] = {cg->ptr, cg->i32, cg->i64};
+    LLVMValueRef args[3] = {g, LLVMConstInt(cg->i32, (unsigned)n->u.call.args[0]->u.konst.i, 0), seed};
+    LLVMValueRef status = LLVMBuildSExt(cg->b, cg_call_rt(cg, "rt_rng_seed", cg->i32, params, args, 3), cg->i64, "");
+    LLVMValueRef extra[1] = {status};
+    cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntNE, status, cg_i64(cg, 0), ""), RT_ERR_VALUE, n->pos, extra, 1);
+    return g;
+}
+
+/* rng_draw(g, method, a, b, d0, ...): rt_rng_fill into out (or one scalar), its failures raised at the node's
+ * line: an RT_VAL_* message as ValueError, RT_RNG_OVERFLOW as uniform's OverflowError. */
+static LLVMValueRef rng_draw(Cg *cg, const IrNode *n)
+{
+    if (rng_refused(cg, n)) return LLVMGetUndef(cg_type(cg, n->type));
+    int method = (int)n->u.call.args[1]->u.konst.i, nd = n->u.call.nargs - 4;
+    bool ints = method == RT_RNG_INTEGERS || method == RT_RNG_INTEGERS_CLOSED;
+    LLVMValueRef g = cg_expr(cg, n->u.call.args[0]);
+    LLVMValueRef a = cg_expr(cg, n->u.call.args[2]), b = cg_expr(cg, n->u.call.args[3]);
+    LLVMTypeRef arr = LLVMArrayType(cg->i64, (unsigned)(nd ? nd : 1));
+    LLVMValueRef shape = cg_alloca(cg, arr, "rng_shape"), dims[IR_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        LLVMValueRef size = cg_expr(cg, n->u.call.args[4 + d]);
+        LLVMValueRef at[2] = {cg_i64(cg, 0), cg_i64(cg, d)};
+        LLVMBuildStore(cg->b, size, LLVMBuildGEP2(cg->b, arr, shape, at, 2, ""));
+        dims[d] = LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, size, cg_i64(cg, 0), ""), cg_i64(cg, 0), size, "");
+    }
+    IrDtype dt = n->type->dtype;
+    LLVMValueRef out = nd ? result_array(cg, n, dims) : NULL;
+    LLVMValueRef data = out ? cg_array_data(cg, out) : cg_alloca(cg, cg->i64, "rng_one");
+    LLVMTypeRef params[10] = {cg->ptr, cg->i32, cg->i32, cg->f64, cg->f64, cg->i64, cg->i64, cg->ptr, cg->i32, cg->ptr};
+    LLVMValueRef args[10] = {g, LLVMConstInt(cg->i32, (unsigned)method, 0), LLVMConstInt(cg->i32, (unsigned)ir_dtype_size(dt), 0),
+                             ints ? LLVMConstReal(cg->f64, 0) : a, ints ? LLVMConstReal(cg->f64, 0) : b,
+                             ints ? a : cg_i64(cg, 0), ints ? b : cg_i64(cg, 0), shape,
+                             LLVMConstInt(cg->i32, (unsigned)nd, 0), data};
+    LLVMValueRef status = LLVMBuildSExt(cg->b, cg_call_rt(cg, "rt_rng_fill", cg->i32, params, args, 10), cg->i64, "");
+    LLVMValueRef extra[3] = {status, cg_i64(cg, 0), cg_i64(cg, RT_OVF_RNG_RANGE)};
+    cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntSGT, status, cg_i64(cg, 0), ""), RT_ERR_VALUE, n->pos, extra, 1);
+    LLVMValueRef ovf[3] = {cg_i64(cg, 0), cg_i64(cg, 0), cg_i64(cg, RT_OVF_RNG_RANGE)};
+    cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntEQ, status, cg_i64(cg, RT_RNG_OVERFLOW), ""), RT_ERR_OVERFLOW, n->pos, ovf, 3);
+    if (out) return out;
+    return LLVMBuildLoad2(cg->b, cg_type(cg, n->type), data, "");
+}
+
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
 {
     switch (n->u.call.intrinsic) {
@@ -434,6 +495,8 @@ LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
     case IR_INTR_SORT: return sort(cg, n);
     case IR_INTR_SEARCH: return search(cg, n);
     case IR_INTR_LINALG: return linalg(cg, n);
+    case IR_INTR_RNG_NEW: return rng_new(cg, n);
+    case IR_INTR_RNG_DRAW: return rng_draw(cg, n);
     case IR_INTR_COUNT: break;
     }
     lk_diag_set(cg->diag, LK_ERR_INTERNAL, cg->f->file, n->pos.line, n->pos.col, "a call of intrinsic %d",

@@ -14,7 +14,7 @@ import types
 # The modules whose attributes the frontend resolves by name (np.sqrt -> "numpy.sqrt").
 _MODULES = ("numpy", "math", "lorikeet")
 # Where a function imported by name (from math import sqrt) may come from, in the order they are tried.
-_NAMED_SOURCES = ("lorikeet", "numpy", "math", "builtins")
+_NAMED_SOURCES = ("lorikeet", "numpy", "numpy.random", "math", "builtins")
 
 
 def _compile_error(message):

@@ -1,0 +1,161 @@
+/* random.c: np.random in compiled code: np.random.default_rng(seed) and the Generator methods random, uniform,
+ * integers, normal and standard_normal, as the rng_new and rng_draw intrinsics (ir.h), whose runtime
+ * (runtime/random.c) is NumPy's PCG64, SeedSequence and distributions: the same numbers as NumPy for the same
+ * seed. Sizes are an int or a tuple of ints (None: one scalar, a Python float, or a NumPy integer as NumPy
+ * gives); parameters are numbers, not arrays (NumPy's broadcasting of parameter arrays is not built: a
+ * CompileError says so). Every other form is a CompileError naming the line and the supported forms; nothing
+ * here ever draws another stream silently. */
+#include <string.h>
+#include "ts_internal.h"
+
+#define RNG_METHODS "random, uniform, integers, normal and standard_normal"
+
+static bool is_none(const IrNode *n) { return !n || n->type->kind == IR_TY_NONE; }
+
+/* np.random.default_rng(seed=None): an int seed, None (the OS's entropy), or a Generator (returned as it is, as
+ * NumPy does). */
+static IrNode *default_rng(Ts *ts, Args *a)
+{
+    IrPos pos = a->call->pos;
+    if (a->npos > 1) TS_ERR(ts, pos, "numpy.random.default_rng() takes one argument, the seed");
+    IrNode *seed = ts_arg(a, 0, "seed");
+    if (seed && seed->type->kind == IR_TY_RNG) return seed;
+    if (!is_none(seed) && !ts_is_int_scalar(seed->type))
+        TS_ERR(ts, pos, "numpy.random.default_rng(): the seed must be an int or None here, not %s (sequences of ints "
+               "and SeedSequence objects are not supported in compiled code)", ts_type_name(seed->type));
+    IrNode *args[2] = {ts_i64(ts, pos, !is_none(seed)),
+                       is_none(seed) ? ts_i64(ts, pos, 0) : ts_cast(ts, seed, ir_type_scalar(IR_DT_INT64))};
+    if (!args[1]) return NULL;
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_RNG_NEW, args, 2, ir_type_rng());
+}
+
+IrNode *ts_numpy_random(Ts *ts, Args *a, const char *name)
+{
+    if (!strcmp(name, "default_rng")) return default_rng(ts, a);
+    TS_ERR(ts, a->call->pos, "numpy.random.%s() is not supported: NumPy's legacy global generator has no place in "
+           "compiled code; use rng = np.random.default_rng(seed) and its methods (" RNG_METHODS ")", name);
+}
+
+/* A parameter (low, high, loc, scale): a number, as float64 or int64 (want). */
+static IrNode *param(Ts *ts, IrPos pos, const char *method, const char *pname, IrNode *v, double dflt, IrDtype want)
+{
+    if (!v || v->type->kind == IR_TY_NONE) {
+        if (want == IR_DT_INT64) return ts_i64(ts, pos, (int64_t)dflt);
+        IrNode *c = ir_node(ts->a, IR_CONST, pos);
+        c->type = ir_type_scalar(IR_DT_FLOAT64);
+        c->u.konst.f = dflt;
+        return c;
+    }
+    if (v->type->kind == IR_TY_ARRAY)
+        TS_ERR(ts, pos, "Generator.%s(): %s as an array (NumPy's broadcasting of parameters) is not supported in "
+               "compiled code; pass a number", method, pname);
+    if (v->type->kind != IR_TY_SCALAR || ir_dtype_is_complex(v->type->dtype))
+        TS_ERR(ts, pos, "Generator.%s(): %s must be a number, not %s", method, pname, ts_type_name(v->type));
+    if (want == IR_DT_INT64 && !ts_is_int_scalar(v->type))
+        TS_ERR(ts, pos, "Generator.%s(): %s must be an integer, not %s", method, pname, ts_type_name(v->type));
+    return ts_cast(ts, v, ir_type_scalar(want));
+}
+
+/* The draw: size None is one scalar of type scalar_t, else an array of dt of that shape. */
+static IrNode *draw(Ts *ts, IrPos pos, const char *method, IrNode *g, int rt_method, IrNode *pa, IrNode *pb,
+                    IrNode *size, IrDtype dt, IrType *scalar_t)
+{
+    if (!pa || !pb) return NULL;
+    IrNode **dims = NULL;
+    int nd = 0;
+    if (!is_none(size)) {
+        nd = ts_shape_arg(ts, size, &dims);
+        if (nd < 0) TS_ERR(ts, pos, "Generator.%s(): size must be an int or a tuple of ints, not %s", method, ts_type_name(size->type));
+        if (nd > IR_MAX_DIMS) TS_ERR(ts, pos, "Generator.%s(): size has more than %d dimensions", method, IR_MAX_DIMS);
+    }
+    IrNode **args = ir_nodes(ts->a, 4 + nd);
+    args[0] = g;
+    args[1] = ts_i64(ts, pos, rt_method);
+    args[2] = pa;
+    args[3] = pb;
+    for (int d = 0; d < nd; d++) args[4 + d] = dims[d];
+    IrType *t = nd ? ir_type_array(dt, nd, IR_LAYOUT_C) : scalar_t;
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_RNG_DRAW, args, 4 + nd, t);
+}
+
+/* dtype= of random() and standard_normal(): float64 only (float32 is another stream, not built) */
+static bool float64_only(Ts *ts, Args *a, int i, const char *method)
+{
+    IrNode *d = ts_arg(a, i, "dtype");
+    IrDtype dt = IR_DT_FLOAT64;
+    if (d && (!ts_dtype_arg(ts, d, &dt) || dt != IR_DT_FLOAT64)) {
+        if (!ts->dry)
+            lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, a->call->pos.line, a->call->pos.col,
+                        "Generator.%s(): only dtype=np.float64 is supported in compiled code", method);
+        return false;
+    }
+    IrNode *out = ts_arg(a, i + 1, "out");
+    if (!is_none(out)) {
+        if (!ts->dry)
+            lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, a->call->pos.line, a->call->pos.col,
+                        "Generator.%s(): out= is not supported in compiled code (assign the result instead)", method);
+        return false;
+    }
+    return true;
+}
+
+/* integers(low, high=None, size=None, dtype=np.int64, endpoint=False) */
+static IrNode *integers(Ts *ts, Args *a, IrNode *g)
+{
+    IrPos pos = a->call->pos;
+    IrNode *low = ts_arg(a, 1, "low"), *high = ts_arg(a, 2, "high");
+    if (!low) TS_ERR(ts, pos, "Generator.integers() needs low (or high)");
+    if (is_none(high)) { /* integers(n) draws from [0, n) */
+        high = low;
+        low = NULL;
+    }
+    IrDtype dt = IR_DT_INT64;
+    IrNode *d = ts_arg(a, 4, "dtype");
+    if (d && (!ts_dtype_arg(ts, d, &dt) || (dt != IR_DT_INT64 && dt != IR_DT_INT32)))
+        TS_ERR(ts, pos, "Generator.integers(): dtype must be np.int64 (the default) or np.int32 in compiled code");
+    IrNode *e = ts_arg(a, 5, "endpoint");
+    bool closed = false;
+    if (e) {
+        if (e->kind != IR_CONST || e->type->kind != IR_TY_SCALAR || e->type->dtype != IR_DT_BOOL)
+            TS_ERR(ts, pos, "Generator.integers(): endpoint must be True or False written in the call");
+        closed = e->u.konst.i != 0;
+    }
+    IrNode *lo = param(ts, pos, "integers", "low", low, 0, IR_DT_INT64);
+    IrNode *hi = param(ts, pos, "integers", "high", high, 0, IR_DT_INT64);
+    return draw(ts, pos, "integers", g, closed ? RT_RNG_INTEGERS_CLOSED : RT_RNG_INTEGERS, lo, hi, ts_arg(a, 3, "size"),
+                dt, ir_type_scalar(dt));
+}
+
+IrNode *ts_rng_method(Ts *ts, Args *a, const char *name)
+{
+    IrPos pos = a->call->pos;
+    IrNode *g = a->pos[0];
+    IrType *f64 = ir_type_weak(IR_DT_FLOAT64); /* a scalar draw is a Python float, as NumPy returns */
+    if (!strcmp(name, "random")) {
+        if (a->npos > 4 || !float64_only(ts, a, 2, name)) return NULL;
+        IrNode *z0 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64);
+        return draw(ts, pos, name, g, RT_RNG_RANDOM, z0, z1, ts_arg(a, 1, "size"), IR_DT_FLOAT64, f64);
+    }
+    if (!strcmp(name, "standard_normal")) {
+        if (a->npos > 4 || !float64_only(ts, a, 2, name)) return NULL;
+        IrNode *z0 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64);
+        return draw(ts, pos, name, g, RT_RNG_STANDARD_NORMAL, z0, z1, ts_arg(a, 1, "size"), IR_DT_FLOAT64, f64);
+    }
+    if (!strcmp(name, "uniform")) {
+        if (a->npos > 4) TS_ERR(ts, pos, "Generator.uniform() takes low, high and size");
+        IrNode *lo = param(ts, pos, name, "low", ts_arg(a, 1, "low"), 0.0, IR_DT_FLOAT64);
+        IrNode *hi = param(ts, pos, name, "high", ts_arg(a, 2, "high"), 1.0, IR_DT_FLOAT64);
+        return draw(ts, pos, name, g, RT_RNG_UNIFORM, lo, hi, ts_arg(a, 3, "size"), IR_DT_FLOAT64, f64);
+    }
+    if (!strcmp(name, "normal")) {
+        if (a->npos > 4) TS_ERR(ts, pos, "Generator.normal() takes loc, scale and size");
+        IrNode *loc = param(ts, pos, name, "loc", ts_arg(a, 1, "loc"), 0.0, IR_DT_FLOAT64);
+        IrNode *scale = param(ts, pos, name, "scale", ts_arg(a, 2, "scale"), 1.0, IR_DT_FLOAT64);
+        return draw(ts, pos, name, g, RT_RNG_NORMAL, loc, scale, ts_arg(a, 3, "size"), IR_DT_FLOAT64, f64);
+    }
+    if (!strcmp(name, "integers")) {
+        if (a->npos > 6) TS_ERR(ts, pos, "Generator.integers() takes low, high, size, dtype and endpoint");
+        return integers(ts, a, g);
+    }
+    TS_ERR(ts, pos, "Generator.%s() is not supported in compiled code: the supported methods are " RNG_METHODS, name);
+}
