@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
-from helpers import J, mm_at, mm_dot, mm_matmul
+from helpers import J, mm_at, mm_dot, mm_matmul, skip_on_gpu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -678,6 +678,8 @@ def return_sort_in_a_branch(a, flag):
 @pytest.mark.parametrize("f, extra", [(return_fill, ()), (return_sort, ()), (return_sort_in_a_branch, (True,)),
                                       (return_sort_in_a_branch, (False,))], ids=lambda v: getattr(v, "__name__", ""))
 def test_returning_a_call_that_gives_none_makes_the_call(f, extra):
+    if f is not return_fill:
+        skip_on_gpu("the gpu backend refuses sort by name (test_numpy_more)")
     a, b = np.array([3.0, 1.0, 2.0]), np.array([3.0, 1.0, 2.0])
     assert J(f)(a, *extra) is None and f(b, *extra) is None
     np.testing.assert_array_equal(a, b)
