@@ -38,21 +38,13 @@ static LLVMValueRef matmul(Cg *cg, const IrNode *n)
         cg_check_status(cg, cg_call_rt(cg, "rt_gemm_f16", cg->i32, params, args, 12));
         return c;
     }
-    if (cg_on_team(cg, n)) {
-        /* openmp: blocks of rows of C on the team */
-        LLVMTypeRef params[12] = {cg->ptr, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
-        LLVMValueRef args[12] = {cg->rtctx, LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32, 0), cg_array_data(cg, a),
-                                 cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1), cg_array_data(cg, b),
-                                 cg_array_stride(cg, b, 0), cg_array_stride(cg, b, 1), cg_array_data(cg, c), m, nn, k};
-        cg_check_status(cg, cg_call_rt(cg, "rt_gemm_parallel", cg->i32, params, args, 12));
-        return c;
-    }
-    LLVMTypeRef params[10] = {cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
-    LLVMValueRef args[10] = {cg_array_data(cg, a), cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1),
+    /* float32/float64: the runtime picks the BLAS or the own kernel at run time (no address in the code) */
+    LLVMTypeRef params[13] = {cg->ptr, cg->i32, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
+    LLVMValueRef args[13] = {cg->rtctx, LLVMConstInt(cg->i32, cg_on_team(cg, n), 0), LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32, 0),
+                             cg_array_data(cg, a), cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1),
                              cg_array_data(cg, b), cg_array_stride(cg, b, 0), cg_array_stride(cg, b, 1),
                              cg_array_data(cg, c), m, nn, k};
-    LLVMTypeRef void_t = LLVMVoidTypeInContext(cg->ctx);
-    cg_call_rt(cg, dt == IR_DT_FLOAT32 ? "rt_gemm_f32" : "rt_gemm_f64", void_t, params, args, 10);
+    cg_check_status(cg, cg_call_rt(cg, "rt_matmul", cg->i32, params, args, 13));
     return c;
 }
 
