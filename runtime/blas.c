@@ -440,3 +440,12 @@ int rt_matmul(RtCtx *ctx, int on_team, int is_f32, const void *A, int64_t sa0, i
     else rt_gemm_f64(A, sa0, sa1, B, sb0, sb1, C, m, n, k);
     return 0;
 }
+
+int rt_blas_matmul(RtCtx *ctx, int on_team, int is_f32, const void *A, int64_t sa0, int64_t sa1, const void *B,
+                   int64_t sb0, int64_t sb1, void *C, int64_t m, int64_t n, int64_t k, int32_t *taken)
+{
+    Operand a = {A, sa0, sa1}, b = {B, sb0, sb1};
+    int done = try_blas(ctx, on_team, is_f32, a, b, C, m, n, k);
+    *taken = done > 0;
+    return done < 0 ? -done : 0;
+}

@@ -178,6 +178,10 @@ int rt_gemm_f16(RtCtx *ctx, int on_team, const void *A, int64_t sa0, int64_t sa1
  * or B's column may then have any stride). 0, or an error status with ctx's record set. */
 int rt_matmul(RtCtx *ctx, int on_team, int is_f32, const void *A, int64_t sa0, int64_t sa1, const void *B,
               int64_t sb0, int64_t sb1, void *C, int64_t m, int64_t n, int64_t k);
+/* The same where the caller has a loop of its own (a matrix-vector product written as a reduction): *taken is 1
+ * when the BLAS computed C, 0 when the caller must (no BLAS, off, tiny, or operands it cannot take). */
+int rt_blas_matmul(RtCtx *ctx, int on_team, int is_f32, const void *A, int64_t sa0, int64_t sa1, const void *B,
+                   int64_t sb0, int64_t sb1, void *C, int64_t m, int64_t n, int64_t k, int32_t *taken);
 typedef struct RtBlasInfo {
     const char *library;  /* the file that defines it, or NULL where none was found */
     const char *symbol;   /* its dgemm's symbol, which names the scheme: scipy_cblas_dgemm64_, cblas_dgemm, ... */
