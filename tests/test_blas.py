@@ -204,3 +204,41 @@ def test_matrix_vector_products_inside_expressions(one_thread):
     exp = Y.copy()
     exp[:, 1] = A @ x
     np.testing.assert_allclose(got, exp, rtol=1e-12, atol=1e-12)
+
+
+CACHED = """\
+import json, os, ctypes
+import numpy as np
+import lorikeet as lk
+
+@lk.jit
+def f(a, b, x):
+    return a @ b, a @ x
+
+i = lk.runtime.blas()
+if os.environ.get("LK_T_ONE_THREAD") and i["library"]:
+    prefix, _, suffix = i["symbol"].partition("cblas_dgemm")
+    getattr(ctypes.CDLL(i["library"]), f"{prefix}openblas_set_num_threads{suffix}")(1)
+rng = np.random.default_rng(5)
+a, b, x = rng.standard_normal((300, 200)), rng.standard_normal((200, 100)), rng.standard_normal(200)
+c, y = f(a, b, x)
+print(json.dumps({"same": bool(np.array_equal(c, a @ b) and np.array_equal(y, a @ x)),
+                  "close": bool(np.allclose(c, a @ b) and np.allclose(y, a @ x)),
+                  "calls": lk.runtime.blas()["calls"], "info": f.cache_info()}))
+"""
+
+
+def test_code_from_the_disk_cache_finds_the_blas_at_run_time(tmp_path):
+    """The cached object names rt_matmul, never the BLAS's address: a second process (its BLAS mapped elsewhere)
+    loads it and calls its own BLAS; with the BLAS off, the same entry runs the own kernel."""
+    info()
+    from test_cache import run, write
+    main = write(tmp_path, "main.py", CACHED)
+    cache = tmp_path / "cache"
+    first = run(main, cache, env={"LK_T_ONE_THREAD": "1"})
+    assert first["info"]["compiles"] == 1 and first["same"] and first["calls"] == 2
+    second = run(main, cache, env={"LK_T_ONE_THREAD": "1"})
+    assert second["info"] == {"hits": 1, "misses": 0, "compiles": 0}
+    assert second["same"] and second["calls"] == 2
+    off = run(main, cache, env={"LORIKEET_BLAS": "0"})
+    assert off["info"]["hits"] == 1 and off["close"] and off["calls"] == 0
