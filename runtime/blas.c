@@ -34,7 +34,7 @@
 
 enum { ROW_MAJOR = 101, COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112, UPPER = 121 };
 
-/* The products below this many multiply-adds stay on the own path. Measured on the 2-core machine (Xeon,
+/* The products below this many multiply-adds stay on the own path. Measured on the 2-core machine (AMD EPYC,
  * AVX-512, OpenBLAS 0.3.31), a call costs about 0.4 us whatever its size (the call, its argument checks, the
  * thread count set and restored): more than an 8 x 8 matrix-vector product on the own path (0.3 us), less than
  * a 16 x 16 one, and less than the own GEMM from 4 x 4 x 4 on (whose packing buffers cost more). */
