@@ -242,3 +242,37 @@ def test_code_from_the_disk_cache_finds_the_blas_at_run_time(tmp_path):
     assert second["same"] and second["calls"] == 2
     off = run(main, cache, env={"LORIKEET_BLAS": "0"})
     assert off["info"]["hits"] == 1 and off["close"] and off["calls"] == 0
+
+
+def test_products_from_python_threads_beside_numpy(one_thread):
+    """Compiled code runs without the GIL: products from several threads at once, and NumPy's in another,
+    each right, and the BLAS's thread count back where it was when all are done."""
+    import threading
+    before = one_thread.get()
+    one_thread.set(2)
+    try:
+        a, b, x = rand((300, 200), np.float64), rand((200, 250), np.float64), rand(200, np.float64)
+        f = lk.jit(mm)
+        exp_c, exp_y = f(a, b), f(a, x)
+        errors = []
+
+        def lorikeet_products():
+            for _ in range(30):
+                if not (np.array_equal(f(a, b), exp_c) and np.array_equal(f(a, x), exp_y)):
+                    errors.append("lorikeet")
+
+        def numpy_products():
+            for _ in range(30):
+                if not np.allclose(a @ b, exp_c):
+                    errors.append("numpy")
+
+        threads = [threading.Thread(target=lorikeet_products) for _ in range(3)]
+        threads.append(threading.Thread(target=numpy_products))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert one_thread.get() == 2
+    finally:
+        one_thread.set(before)
