@@ -74,7 +74,7 @@ static void *sym(void *h, int s, const char *name)
 /* The BLAS of the loaded object at path under scheme s, or 0. */
 static int try_object(const char *path, int s)
 {
-    void *h = dlopen(*path ? path : NULL, RTLD_NOLOAD | RTLD_LAZY);
+    void *h = dlopen(path, RTLD_NOLOAD | RTLD_LAZY);
     if (!h) return 0;
     Blas b = {.ilp64 = schemes[s].ilp64};
     b.dgemm = sym(h, s, "cblas_dgemm");
@@ -101,17 +101,36 @@ static int try_object(const char *path, int s)
     return 1;
 }
 
-static int visit_object(struct dl_phdr_info *info, size_t size, void *data)
+/* The loaded objects' paths, gathered first and opened after: dl_iterate_phdr holds the loader's lock while it
+ * calls back, and dlopen is not called under it. */
+typedef struct Loaded {
+    char **paths;
+    int n, cap;
+} Loaded;
+
+static int gather_object(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    int s = *(int *)data;
-    return info->dlpi_name && *info->dlpi_name && try_object(info->dlpi_name, s);
+    Loaded *l = data;
+    if (!info->dlpi_name || !*info->dlpi_name) return 0; /* the program itself, the vDSO */
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        char **p = realloc(l->paths, sizeof *p * (size_t)cap);
+        if (!p) return 1;
+        l->paths = p, l->cap = cap;
+    }
+    if ((l->paths[l->n] = strdup(info->dlpi_name))) l->n++;
+    return 0;
 }
 
 static void find_blas(void)
 {
+    Loaded l = {0};
+    dl_iterate_phdr(gather_object, &l);
     for (int s = 0; s < (int)(sizeof schemes / sizeof schemes[0]) && !blas_found; s++)
-        blas_found = dl_iterate_phdr(visit_object, &s) != 0;
+        for (int i = 0; i < l.n && !blas_found; i++) blas_found = try_object(l.paths[i], s);
+    for (int i = 0; i < l.n; i++) free(l.paths[i]);
+    free(l.paths);
     if (!blas_found)
         snprintf(why_not, sizeof why_not, "no loaded library exports cblas_dgemm (import numpy first)");
     else
