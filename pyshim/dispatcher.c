@@ -487,6 +487,23 @@ static PyObject *runtime_stats(PyObject *self, PyObject *unused)
                          "live_bytes", (long long)s.live_bytes, "cached_bytes", (long long)rt_buffer_cache_bytes());
 }
 
+/* the BLAS that matrix products call (runtime.h's RtBlasInfo) */
+static PyObject *blas_info(PyObject *self, PyObject *unused)
+{
+    RtBlasInfo b = rt_blas_info();
+    return Py_BuildValue("{szszsOsOsOsLsz}", "library", b.library, "symbol", b.symbol, "ilp64", b.ilp64 ? Py_True : Py_False,
+                         "threads_control", b.threads_control ? Py_True : Py_False, "enabled",
+                         b.enabled ? Py_True : Py_False, "calls", (long long)b.calls, "why_not", b.why_not);
+}
+
+static PyObject *blas_set_enabled(PyObject *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    rt_blas_set_enabled(on);
+    Py_RETURN_NONE;
+}
+
 static PyObject *release_cached_memory(PyObject *self, PyObject *unused)
 {
     rt_buffer_cache_clear();
@@ -541,6 +558,8 @@ static PyMethodDef module_methods[] = {
     {"lower", lk_lower, METH_VARARGS, "lower(fdef, env, file, line_offset) -> untyped IR capsule"},
     {"cuda_source", lk_cuda_source, METH_VARARGS, "cuda_source(dispatcher, args) -> the gpu backend's CUDA C"},
     {"runtime_stats", runtime_stats, METH_NOARGS, "allocation counters of the runtime"},
+    {"blas_info", blas_info, METH_NOARGS, "the BLAS that float matrix products call"},
+    {"blas_set_enabled", blas_set_enabled, METH_O, "turn the BLAS of matrix products on or off"},
     {"release_cached_memory", release_cached_memory, METH_NOARGS, "free the cached blocks of freed arrays"},
     {"backend_available", backend_available, METH_VARARGS, "True, or (False, reason)"},
     {"build_id", lk_build_id, METH_NOARGS, "the linker's build id of this extension, in hex"},

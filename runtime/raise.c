@@ -217,6 +217,7 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_get_num_threads", (void *)rt_get_num_threads}, {"rt_get_parallel_threshold", (void *)rt_get_parallel_threshold},
         {"rt_gemm_f64", (void *)rt_gemm_f64}, {"rt_gemm_f32", (void *)rt_gemm_f32},
         {"rt_gemm_parallel", (void *)rt_gemm_parallel}, {"rt_gemm_f16", (void *)rt_gemm_f16},
+        {"rt_matmul", (void *)rt_matmul}, {"rt_blas_matmul", (void *)rt_blas_matmul},
         {"rt_sort", (void *)rt_sort}, {"rt_linalg", (void *)rt_linalg},
         {"rt_rng_seed", (void *)rt_rng_seed}, {"rt_rng_fill", (void *)rt_rng_fill},
         {"rt_gpu_launch", (void *)rt_gpu_launch}, {"rt_gpu_sync", (void *)rt_gpu_sync},

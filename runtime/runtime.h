@@ -174,6 +174,30 @@ int rt_gemm_parallel(RtCtx *ctx, int is_f32, const void *A, int64_t sa0, int64_t
  * non-zero with ctx->err set when the float32 copies cannot be had. */
 int rt_gemm_f16(RtCtx *ctx, int on_team, const void *A, int64_t sa0, int64_t sa1, const void *B, int64_t sb0,
                 int64_t sb1, uint16_t *C, int64_t m, int64_t n, int64_t k);
+
+/* C (m x n, C-contiguous, overwritten) = A (m x k) @ B (k x n) for float32 (is_f32) or float64, strides in bytes
+ * (blas.c): through the BLAS that NumPy loaded, with NumPy's own calls (so equal to its a @ b bit for bit), on
+ * one BLAS thread, or the team's count when on_team; the own kernel above where there is no BLAS, it is off, the
+ * sizes are too big for its integers, or the product is tiny. m or n may be 1 (a matrix-vector product: A's row
+ * or B's column may then have any stride). 0, or an error status with ctx's record set. */
+int rt_matmul(RtCtx *ctx, int on_team, int is_f32, const void *A, int64_t sa0, int64_t sa1, const void *B,
+              int64_t sb0, int64_t sb1, void *C, int64_t m, int64_t n, int64_t k);
+/* The same where the caller has a loop of its own (a matrix-vector product written as a reduction): *taken is 1
+ * when the BLAS computed C, 0 when the caller must (no BLAS, off, tiny, or operands it cannot take). */
+int rt_blas_matmul(RtCtx *ctx, int on_team, int is_f32, const void *A, int64_t sa0, int64_t sa1, const void *B,
+                   int64_t sb0, int64_t sb1, void *C, int64_t m, int64_t n, int64_t k, int32_t *taken);
+typedef struct RtBlasInfo {
+    const char *library;  /* the file that defines it, or NULL where none was found */
+    const char *symbol;   /* its dgemm's symbol, which names the scheme: scipy_cblas_dgemm64_, cblas_dgemm, ... */
+    int ilp64;            /* 64-bit integers (else 32-bit: larger sizes take the own kernel) */
+    int threads_control;  /* its thread count can be set (OpenBLAS, MKL) */
+    int enabled;          /* LORIKEET_BLAS is not 0 and rt_blas_set_enabled did not turn it off */
+    int64_t calls;        /* products it computed */
+    const char *why_not;  /* where library is NULL: why */
+} RtBlasInfo;
+RtBlasInfo rt_blas_info(void); /* looks for the BLAS if no product did yet */
+void rt_blas_set_enabled(int on);
+
 /* Sorting along an axis (sort.c), for np.sort and np.argsort: each line of src (shape[ndim], byte strides) along
  * axis sorted, stably, NaN last, into dst, a C-contiguous array of that shape holding the values (argsort 0) or
  * their int64 indices along the axis (argsort 1). key says how to compare an element: RT_SORT_KEY(kind, bytes).

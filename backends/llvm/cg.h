@@ -192,6 +192,10 @@ LLVMValueRef cg_scan_on_team(Cg *cg, CgMap *m, const IrNode *n);                
 LLVMValueRef cg_scan_func_on_team(Cg *cg, CgMap *m, const IrNode *n);                  /* lk.scan with fn */
 /* intrinsics.c: the typed IR's named operations (transpose, matmul, ...) */
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n);
+/* An axis reduction that is typespec's float matrix-vector product (A @ x, x @ B), m prepared and m->out set:
+ * offered to the runtime's BLAS (rt_blas_matmul); returns the block to go on from once the caller's own loop
+ * is emitted (the builder is left at that loop's start: the BLAS declined), or NULL for any other reduction. */
+LLVMBasicBlockRef cg_reduce_by_blas(Cg *cg, const IrNode *n, const CgMap *m);
 /* a[mask] = value: the store whose target's one index is a boolean array (value: a scalar of a's type) */
 void cg_mask_store(Cg *cg, const IrNode *target, LLVMValueRef value);
 /* a[mask] = values, values a 1-D array (of the mask's count of set elements, or of one) */

@@ -287,6 +287,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         else cg_map_run(cg, &m, false, false);
         return m.out;
     }
+    LLVMBasicBlockRef by_blas = cg_reduce_by_blas(cg, n, &m); /* A @ x and x @ B: gemv */
     if (op == IR_RED_FUNC && n->u.reduce.combine.init) {
         /* every line starts from init (evaluated once per element: it is a variable or constant) */
         cg_fill(cg, m.out, n->type, odims, o, n->u.reduce.combine.init);
@@ -297,6 +298,10 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     m.red_axis = axis;
     if (cg_on_team(cg, n)) cg_map_axis_on_team(cg, &m);
     else cg_map_run(cg, &m, false, false);
+    if (by_blas) {
+        LLVMBuildBr(cg->b, by_blas);
+        LLVMPositionBuilderAtEnd(cg->b, by_blas);
+    }
     return m.out;
 }
 

@@ -2,6 +2,7 @@
  * errors): views that rearrange axes, copies of data-dependent size, and the matrix product (a call of the
  * runtime's GEMM kernel). Those that make a new array fill the u.call.out that ir_explicit_alloc gave them, and
  * allocate only where it left none. */
+#include <string.h>
 #include "cg.h"
 
 /* The call's out, or a new array of its type with shape dims where ir_explicit_alloc left it none. */
@@ -38,22 +39,84 @@ static LLVMValueRef matmul(Cg *cg, const IrNode *n)
         cg_check_status(cg, cg_call_rt(cg, "rt_gemm_f16", cg->i32, params, args, 12));
         return c;
     }
-    if (cg_on_team(cg, n)) {
-        /* openmp: blocks of rows of C on the team */
-        LLVMTypeRef params[12] = {cg->ptr, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
-        LLVMValueRef args[12] = {cg->rtctx, LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32, 0), cg_array_data(cg, a),
-                                 cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1), cg_array_data(cg, b),
-                                 cg_array_stride(cg, b, 0), cg_array_stride(cg, b, 1), cg_array_data(cg, c), m, nn, k};
-        cg_check_status(cg, cg_call_rt(cg, "rt_gemm_parallel", cg->i32, params, args, 12));
-        return c;
-    }
-    LLVMTypeRef params[10] = {cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
-    LLVMValueRef args[10] = {cg_array_data(cg, a), cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1),
+    /* float32/float64: the runtime picks the BLAS or the own kernel at run time (no address in the code) */
+    LLVMTypeRef params[13] = {cg->ptr, cg->i32, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64, cg->i64};
+    LLVMValueRef args[13] = {cg->rtctx, LLVMConstInt(cg->i32, cg_on_team(cg, n), 0), LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32, 0),
+                             cg_array_data(cg, a), cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1),
                              cg_array_data(cg, b), cg_array_stride(cg, b, 0), cg_array_stride(cg, b, 1),
                              cg_array_data(cg, c), m, nn, k};
-    LLVMTypeRef void_t = LLVMVoidTypeInContext(cg->ctx);
-    cg_call_rt(cg, dt == IR_DT_FLOAT32 ? "rt_gemm_f32" : "rt_gemm_f64", void_t, params, args, 10);
+    cg_check_status(cg, cg_call_rt(cg, "rt_matmul", cg->i32, params, args, 13));
     return c;
+}
+
+/* Whether an axis reduction is typespec's float matrix-vector product (linalg.c): A @ x is reduce[add] along axis
+ * 1 of map(*, A, x), A 2-d and x 1-d; x @ B along axis 0 of map(*, x[:, None], B), both 2-d (the first a column
+ * only where its stride along axis 1 is 0: checked at run time). One dtype, float32 or float64. */
+typedef enum { GEMV_NONE, GEMV_ROWS, GEMV_COLS } GemvForm;
+
+static GemvForm gemv_form(const IrNode *n)
+{
+    if (n->u.reduce.op != IR_RED_ADD || n->u.reduce.axis < 0) return GEMV_NONE;
+    const IrNode *map = n->u.reduce.input;
+    if (map->kind != IR_MAP || map->type->ndim != 2 || map->u.map.ninputs != 2 || map->u.map.nparams != 2)
+        return GEMV_NONE;
+    const IrNode *body = map->u.map.body;
+    IrDtype dt = body->type->dtype;
+    if ((dt != IR_DT_FLOAT32 && dt != IR_DT_FLOAT64) || n->type->dtype != dt || body->kind != IR_BINOP ||
+        body->u.binop.op != IR_OP_MUL)
+        return GEMV_NONE;
+    const IrType *t0 = map->u.map.inputs[0]->type, *t1 = map->u.map.inputs[1]->type;
+    if (t0->kind != IR_TY_ARRAY || t1->kind != IR_TY_ARRAY || t0->dtype != dt || t1->dtype != dt) return GEMV_NONE;
+    const IrNode *l = body->u.binop.lhs, *r = body->u.binop.rhs;
+    if (l->kind != IR_VAR || r->kind != IR_VAR || l->u.var.var != map->u.map.params[0] ||
+        r->u.var.var != map->u.map.params[1])
+        return GEMV_NONE;
+    if (n->u.reduce.axis == 1 && t0->ndim == 2 && t1->ndim == 1) return GEMV_ROWS;
+    if (n->u.reduce.axis == 0 && t0->ndim == 2 && t1->ndim == 2) return GEMV_COLS;
+    return GEMV_NONE;
+}
+
+LLVMBasicBlockRef cg_reduce_by_blas(Cg *cg, const IrNode *n, const CgMap *m)
+{
+    GemvForm form = gemv_form(n);
+    if (form == GEMV_NONE) return NULL;
+    IrDtype dt = n->type->dtype;
+    LLVMValueRef es = cg_i64(cg, ir_dtype_size(dt)), zero = cg_i64(cg, 0), one = cg_i64(cg, 1);
+    LLVMValueRef offer = LLVMBuildICmp(cg->b, LLVMIntEQ, cg_array_stride(cg, m->out, 0), es, ""); /* C contiguous */
+    LLVMValueRef A = cg_array_data(cg, m->vals[0]), B = cg_array_data(cg, m->vals[1]);
+    LLVMValueRef args[14] = {cg->rtctx, LLVMConstInt(cg->i32, cg_on_team(cg, n), 0),
+                             LLVMConstInt(cg->i32, dt == IR_DT_FLOAT32, 0)};
+    if (form == GEMV_ROWS) { /* (m x k) @ (k x 1): x's stride along k is B's first */
+        LLVMValueRef rest[10] = {A, m->bstrides[0][0], m->bstrides[0][1], B, m->bstrides[1][0], zero,
+                                 cg_array_data(cg, m->out), m->dims[0], one, m->dims[1]};
+        memcpy(args + 3, rest, sizeof rest);
+    } else { /* (1 x k) @ (k x n): x[:, None]'s stride along k is A's second */
+        LLVMValueRef column = LLVMBuildOr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m->bstrides[0][1], zero, ""),
+                                          LLVMBuildICmp(cg->b, LLVMIntSLE, m->dims[1], one, ""), "");
+        offer = LLVMBuildAnd(cg->b, offer, column, "");
+        LLVMValueRef rest[10] = {A, zero, m->bstrides[0][0], B, m->bstrides[1][0], m->bstrides[1][1],
+                                 cg_array_data(cg, m->out), one, m->dims[1], m->dims[0]};
+        memcpy(args + 3, rest, sizeof rest);
+    }
+    LLVMValueRef taken = cg_alloca(cg, cg->i32, "blas_taken");
+    LLVMBuildStore(cg->b, LLVMConstInt(cg->i32, 0, 0), taken);
+    args[13] = taken;
+    LLVMBasicBlockRef ask = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "blas_ask");
+    LLVMBasicBlockRef asked = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "blas_asked");
+    LLVMBuildCondBr(cg->b, offer, ask, asked);
+    LLVMPositionBuilderAtEnd(cg->b, ask);
+    LLVMTypeRef params[14] = {cg->ptr, cg->i32, cg->i32, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->i64, cg->i64,
+                              cg->ptr, cg->i64, cg->i64, cg->i64, cg->ptr};
+    cg_check_status(cg, cg_call_rt(cg, "rt_blas_matmul", cg->i32, params, args, 14));
+    LLVMBuildBr(cg->b, asked);
+    LLVMPositionBuilderAtEnd(cg->b, asked);
+    LLVMValueRef by_blas = LLVMBuildICmp(cg->b, LLVMIntNE, LLVMBuildLoad2(cg->b, cg->i32, taken, ""),
+                                         LLVMConstInt(cg->i32, 0, 0), "");
+    LLVMBasicBlockRef own = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "own_loop");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "blas_done");
+    LLVMBuildCondBr(cg->b, by_blas, done, own);
+    LLVMPositionBuilderAtEnd(cg->b, own);
+    return done;
 }
 
 /* reshape(x, dims...): a view of C-contiguous x with new dims, one of which may be -1 (inferred). */

@@ -4,10 +4,11 @@ Add one: write a module with the plain function, its NumPy reference and an inpu
 (benchmarks/spec.py) for it; list it here.
 """
 from . import (blackscholes, compile_time, conv, crc, dispatch, fused, growcut, mandelbrot, matmult, nbody,
-               pairwise, regression, summation)
+               pairwise, products, regression, summation)
 
 WORKLOADS = [
     *matmult.WORKLOADS,
+    *products.WORKLOADS,
     *conv.WORKLOADS,
     regression.WORKLOAD,
     pairwise.WORKLOAD,

@@ -709,6 +709,7 @@ class runtime:
     'launches', 'compiles' (NVRTC runs), 'disk_images' (kernel images read from the on-disk cache instead of
     running NVRTC), 'modules' (loaded on the device), 'cublas_calls' (matrix products that cuBLAS computed);
     reading them never initialises CUDA.
+    runtime.blas() says which BLAS float matrix products call (see its doc).
     runtime.release_cached_memory() frees the blocks of freed arrays kept for reuse (at most
     LORIKEET_BUFFER_CACHE_MB, default 256 MiB)."""
 
@@ -717,6 +718,15 @@ class runtime:
         s = _lorikeet.runtime_stats()
         s.update(_lorikeet.gpu_stats())
         return s
+
+    @staticmethod
+    def blas(enabled=None):
+        """The BLAS that float32/float64 matrix products call (the one NumPy loaded): {'library', 'symbol',
+        'ilp64', 'threads_control', 'enabled', 'calls', 'why_not'}; library is None where none was found.
+        blas(False) sends the products to lorikeet's own GEMM (as LORIKEET_BLAS=0 does), blas(True) back."""
+        if enabled is not None:
+            _lorikeet.blas_set_enabled(bool(enabled))
+        return _lorikeet.blas_info()
 
     @staticmethod
     def release_cached_memory():
