@@ -298,13 +298,14 @@ def h_fmin(a, b): return np.fmin(a, b)
 def h_fmax(a, b): return np.fmax(a, b)
 def h_copysign(a, b): return np.copysign(a, b)
 def h_compare(a, b): return a <= b
+def h_square(a, b): return a ** 2 - b ** 2.0  # lk_sq: x * x rounded once, as pow
 def h_rounded_per_op(a, b): return lk.map(lambda x, y: x * y + x / y - np.sqrt(abs(x)) * np.floor(y), a, b)
 def h_mixed(a, b): return lk.map(lambda x, y: x * np.float32(1.0001) + y, a, b)  # float32, from exact values
 def h_widen(a, b): return lk.map(lambda x, y: np.float64(x) * 3.0 + y, a, b)   # float64
 
 
 H_MAPS = [h_add, h_sub, h_mul, h_div, h_floordiv, h_mod, h_minimum, h_maximum, h_fmin, h_fmax, h_copysign, h_compare,
-          h_rounded_per_op, h_mixed, h_widen]
+          h_square, h_rounded_per_op, h_mixed, h_widen]
 
 
 @pytest.mark.parametrize("fn", H_MAPS, ids=lambda f: f.__name__)

@@ -249,3 +249,37 @@ def test_intrinsics_print_their_names(name):
     np.testing.assert_array_equal(c, np.concatenate((a.ravel(), a.ravel())))
     np.testing.assert_allclose(p, a @ b)
     np.testing.assert_array_equal(s, a[m])
+
+
+def sum_of_squares_in_loop(image, n):
+    s = 0.0
+    for t in range(n):
+        d = image[1, 2, :] - image[3, 4, :]
+        s += np.sum(d ** 2)
+    return s
+
+
+def squares(a):
+    return a ** 2
+
+
+def test_square_is_a_multiply_not_a_pow_call():
+    # x ** 2 is x * x (exact: the square is rounded once either way); a pow call per element made growcut's
+    # np.sum(d ** 2) 40x slower
+    skip_on_gpu("inspect_llvm of a gpu function shows its host code; its kernels are CUDA C (tests/test_gpu_codegen.py)")
+    img = np.random.default_rng(0).random((6, 6, 3))
+    llvm = lk.jit(sum_of_squares_in_loop).inspect_llvm(img, 3)
+    assert "pow" not in llvm, llvm
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_square_equals_numpy_on_specials(dtype):
+    a = np.array([0.0, -0.0, 1.5, -3.25, np.inf, -np.inf, np.nan, 1e200, -1e200, 1e-200, 3e38, 7e4, 1e-8,
+                  0.1, 1 / 3], dtype=np.float64).astype(dtype)
+    got = lk.jit(squares)(a)
+    want = a ** 2
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    for x in a[:8]:
+        np.testing.assert_array_equal(lk.jit(squares)(x), x ** 2)
+    assert lk.jit(squares)(float(a[3])) == float(a[3]) ** 2

@@ -311,6 +311,15 @@ static const char *wrap(Cu *c, IrDtype dt, const char *l, const char *op, const 
 
 static const char *binop_value(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, const char *l, const char *r);
 
+/* x ** 2 with a literal float 2: x * x, exact as in the cpu backend (emit_scalar.c); pow(x, 2.0) is ~400 lines of
+ * PTX that NVRTC does not fold. */
+static bool is_square(const IrNode *n)
+{
+    if (!n || n->kind != IR_BINOP) return false;
+    const IrNode *e = n->u.binop.rhs;
+    return e->kind == IR_CONST && ir_dtype_is_float(e->type->dtype) && e->u.konst.f == 2.0;
+}
+
 /* float16 operands are computed on as f32 and the result rounded once (ir.h); comparisons never reach here. */
 static const char *complex_binop(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, const char *l, const char *r)
 {
@@ -354,6 +363,7 @@ static const char *binop_value(Cu *c, const IrNode *n, IrBinOp op, IrDtype dt, c
     case IR_OP_FLOORDIV: return fl ? cu_fmt(c, "lk_ffloordiv_%s(%s, %s)", sfx, l, r) : int_divmod(c, n, dt, l, r, false);
     case IR_OP_MOD: return fl ? cu_fmt(c, "lk_fmod_%s(%s, %s)", sfx, l, r) : int_divmod(c, n, dt, l, r, true);
     case IR_OP_POW:
+        if (fl && is_square(n)) return cu_fmt(c, "lk_sq(%s)", l);
         if (fl) return cu_fmt(c, "%s(%s, %s)", single ? "powf" : "pow", l, r);
         return int_pow(c, n, dt, l, r);
     case IR_OP_LSHIFT:

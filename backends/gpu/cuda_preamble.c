@@ -71,6 +71,12 @@ const CuPreambleSection cu_preamble_sections[] = {
     "    if ((U)b >= (U)B) return ((T)-1 < (T)0 && a < (T)0) ? (T)-1 : (T)0;\n"
     "    return (T)(a >> (U)b);\n"
     "}\n"},
+    {"lk_sq",
+    "/* x ** 2 (exact: the square rounded once, as pow would). */\n"
+    "template <class T> __device__ __forceinline__ T lk_sq(T x)\n"
+    "{\n"
+    "    return x * x;\n"
+    "}\n"},
     {"lk_ipow",
     "/* Integer power by squaring, wrapping (the exponent is >= 0: a negative one raised before). */\n"
     "__device__ __forceinline__ u64 lk_ipow(u64 b, u64 e)\n"
