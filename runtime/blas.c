@@ -15,7 +15,7 @@
  *
  * Threads: the bits of OpenBLAS's gemm and gemv depend on its thread count (its split moves the kernels' edge
  * tiles; measured with 0.3.31 on SkylakeX), so every call here runs on one BLAS thread, and the openmp backend
- * puts blocks of whole 192-row groups of the result on its team, a one-thread call each: the cpu and openmp
+ * puts tiles of the result starting at multiples of 192 rows and columns on its team, a one-thread call each: the cpu and openmp
  * backends agree bit for bit. The BLAS's count is process-wide: it is set to 1 when the first product in flight
  * enters and restored when the last leaves (a count of users under a mutex, so concurrent products, those of a
  * prange body included, neither wait for each other nor restore a count another set). A NumPy call in another
@@ -284,29 +284,58 @@ static int prepare(int f32, Operand *x, int64_t r, int64_t c, int64_t maxsize, i
     return 0;
 }
 
-/* The openmp backend's gemm: blocks of ROW_BLOCK rows of C on the team, each a single-threaded gemm. OpenBLAS's
- * own threading changes the bits of a dgemm (its edge tiles move with the split: measured with OpenBLAS 0.3.31
- * on SkylakeX), while a call on whole blocks of 192 rows (a multiple of every kernel's M unroll) gives each
- * element the sums it gets in one call; each call is kept above 2^21 multiply-adds, as OpenBLAS's small-matrix
- * kernels (a different order) take products below 100^3, and the last block takes the rows left over. */
-#define ROW_BLOCK 192
-#define MIN_BLOCK_WORK (1 << 21)
+/* The openmp backend's gemm: tiles of C on the team, each a single-threaded gemm. OpenBLAS's own threading
+ * changes the bits of a dgemm (its edge tiles move with the split: measured with OpenBLAS 0.3.31 on SkylakeX),
+ * while calls on tiles whose rows and columns start at multiples of 192 (a multiple of every kernel's unroll)
+ * give each element the sums it gets in one call (checked on both splits, float32 and float64, 17 to 4000 wide).
+ * Each call is kept above 2^21 multiply-adds, as OpenBLAS's small-matrix kernels (a different order) take
+ * products below 100^3, and the last tile of a row or column takes what is left over. Tiles are blocks of whole
+ * rows, or 192 columns wide where rows alone would leave threads idle (plan_tiles); 192 tall where k allows,
+ * taller where k is small. */
+#define TILE 192
+#define MIN_TILE_WORK (1 << 21)
 
-typedef struct RowsJob {
+typedef struct TilesJob {
     int f32, ta, tb;
     Operand a, b;
-    int64_t lda, ldb, m, n, k, rows;
+    int64_t lda, ldb, m, n, k, rows, cols, row_tiles, col_tiles;
     char *C;
-} RowsJob;
+} TilesJob;
 
-static int gemm_rows(RtCtx *ctx, void *data, int64_t lo, int64_t hi, int tid)
+static int gemm_tiles(RtCtx *ctx, void *data, int64_t lo, int64_t hi, int tid)
 {
     (void)ctx, (void)tid;
-    RowsJob *j = data;
-    int64_t blocks = j->m / j->rows, r0 = lo * j->rows, r1 = hi == blocks ? j->m : hi * j->rows;
+    TilesJob *j = data;
     int64_t sz = j->f32 ? 4 : 8;
-    call_gemm(j->f32, j->ta, j->tb, r1 - r0, j->n, j->k, j->a.p + r0 * j->a.s0, j->lda, j->b.p, j->ldb, j->C + r0 * j->n * sz, j->n);
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t ti = t / j->col_tiles, tj = t % j->col_tiles;
+        int64_t r0 = ti * j->rows, r1 = ti == j->row_tiles - 1 ? j->m : r0 + j->rows;
+        int64_t c0 = tj * j->cols, c1 = tj == j->col_tiles - 1 ? j->n : c0 + j->cols;
+        call_gemm(j->f32, j->ta, j->tb, r1 - r0, c1 - c0, j->k, j->a.p + r0 * j->a.s0, j->lda, j->b.p + c0 * j->b.s1,
+                  j->ldb, j->C + (r0 * j->n + c0) * sz, j->n);
+    }
     return 0;
+}
+
+/* How C is cut for the team: blocks of whole rows where there are at least as many as threads (each call packs
+ * all of b once; tiles would pack a and b once per tile column and row: 4000 x 4000 on 16 threads ran 1.4x
+ * slower as 400 tiles than as 21 row blocks), else tiles of TILE columns too (1000 x 1000 is 5 row blocks:
+ * 5 threads busy of 16). The number of calls, 1 where a call would fall under MIN_TILE_WORK. */
+static int64_t plan_tiles(TilesJob *job, int threads)
+{
+    int64_t m = job->m, n = job->n, k = job->k;
+    job->cols = n;
+    job->col_tiles = 1;
+    job->rows = TILE * ((MIN_TILE_WORK + TILE * n * k - 1) / (TILE * n * k));
+    job->row_tiles = m / job->rows > 1 ? m / job->rows : 1;
+    if (job->row_tiles < threads && n / TILE > 1) {
+        job->cols = TILE;
+        job->col_tiles = n / TILE;
+        job->rows = TILE * ((MIN_TILE_WORK + TILE * TILE * k - 1) / (TILE * TILE * k));
+        job->row_tiles = m / job->rows > 1 ? m / job->rows : 1;
+    }
+    int64_t lowest = (job->row_tiles == 1 ? m : job->rows) * job->cols * k; /* the smallest call's work */
+    return lowest >= MIN_TILE_WORK ? job->row_tiles * job->col_tiles : 1;
 }
 
 /* m x n = (m x k) @ (k x n), m, n > 1, k > 0: gemm, or syrk where b is a's transpose (on one thread: its split
@@ -325,12 +354,10 @@ static int blas_matrix_matrix(RtCtx *ctx, int on_team, int f32, Operand a, Opera
         for (int64_t i = 0; i < n; i++) /* the lower triangle from the upper */
             for (int64_t j = i + 1; j < n; j++) memcpy((char *)C + (j * n + i) * sz, (char *)C + (i * n + j) * sz, (size_t)sz);
     } else {
-        RowsJob job = {f32, ta, tb, a, b, lda, ldb, m, n, k, 0, C};
-        int64_t per_row = n * k;
-        job.rows = ROW_BLOCK * ((MIN_BLOCK_WORK + ROW_BLOCK * per_row - 1) / (ROW_BLOCK * per_row));
-        int64_t blocks = m / job.rows;
-        if (on_team && blocks >= 2) {
-            int status = rt_parallel_for_chunks(ctx, gemm_rows, &job, blocks, 2 * m * n * k, 1);
+        TilesJob job = {f32, ta, tb, a, b, lda, ldb, m, n, k, 0, 0, 0, 0, C};
+        int64_t tiles = plan_tiles(&job, on_team ? rt_get_num_threads() : 1);
+        if (on_team && tiles >= 2) {
+            int status = rt_parallel_for_chunks(ctx, gemm_tiles, &job, tiles, 2 * m * n * k, 1);
             if (status) rc = -status;
         } else {
             call_gemm(f32, ta, tb, m, n, k, a.p, lda, b.p, ldb, C, n);
@@ -342,7 +369,7 @@ static int blas_matrix_matrix(RtCtx *ctx, int on_team, int f32, Operand a, Opera
 }
 
 /* y (rows, contiguous) = M (rows x cols, byte strides s0, s1) @ x (byte stride sx), NumPy's gemv. OpenBLAS's own
- * gemv threads change the bits too (999 x 500 on three threads). float64: on the team, blocks of ROW_BLOCK
+ * gemv threads change the bits too (999 x 500 on three threads). float64: on the team, blocks of TILE
  * elements of y a one-thread call each, which keeps them (checked on products up to 4000 x 4000). float32: one
  * call on one thread, as sgemv's bits change with any split of y (measured: blocks of 64 to 1024). */
 typedef struct GemvJob {
@@ -356,7 +383,7 @@ static int gemv_rows(RtCtx *ctx, void *data, int64_t lo, int64_t hi, int tid)
 {
     (void)ctx, (void)tid;
     GemvJob *j = data;
-    int64_t blocks = j->rows / ROW_BLOCK, r0 = lo * ROW_BLOCK, r1 = hi == blocks ? j->rows : hi * ROW_BLOCK;
+    int64_t blocks = j->rows / TILE, r0 = lo * TILE, r1 = hi == blocks ? j->rows : hi * TILE;
     call_gemv(j->f32, j->order, j->cols, r1 - r0, j->M + r0 * j->s0, j->ld, j->x, j->incx, j->y + r0 * (j->f32 ? 4 : 8));
     return 0;
 }
@@ -373,7 +400,7 @@ static int blas_gemv(RtCtx *ctx, int on_team, int f32, const char *M, int64_t s0
         job.order = ROW_MAJOR;
         job.ld = s1 / sz;
     }
-    int64_t blocks = rows / ROW_BLOCK;
+    int64_t blocks = rows / TILE;
     if (on_team && !f32 && blocks >= 2) {
         int status = rt_parallel_for_chunks(ctx, gemv_rows, &job, blocks, 2 * rows * cols, 1);
         return status ? -status : 1;
@@ -392,7 +419,7 @@ static int try_blas(RtCtx *ctx, int on_team, int f32, Operand a, Operand b, void
     if (m > maxsize || n > maxsize || k > maxsize) return 0;
     int special = m == 1 || n == 1 || k == 1;
     if (special && (k == 1 || (m == 1 && n == 1))) return 0; /* NumPy's own loops: products or one dot product */
-    /* one BLAS thread a call on both backends; the openmp backend's team takes blocks of rows */
+    /* one BLAS thread a call on both backends; the openmp backend's team takes tiles or blocks of rows */
     threads_enter(1);
     int done;
     if (m == 1) /* a row times b: b's transpose times the row */

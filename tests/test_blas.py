@@ -120,13 +120,15 @@ def test_a_product_after_a_product_reads_the_first_exactly(one_thread):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_cpu_and_openmp_agree_bit_for_bit(one_thread, dtype):
-    """The openmp backend splits the rows of C over the team in whole blocks, each a one-thread BLAS call; the
-    bits are those of one call on one thread."""
+    """The openmp backend splits C over the team in blocks of rows, or tiles starting at multiples of 192 rows and
+    columns where the blocks are fewer than the threads (400 x 1000 here; a matrix times a vector: blocks of rows),
+    each a one-thread BLAS call; the bits are those of one call on one thread."""
     threads, threshold = lk.get_num_threads(), lk.get_parallel_threshold()
     lk.set_num_threads(3)
     lk.set_parallel_threshold(0)
     try:
-        for m, k, n in [(1000, 300, 200), (999, 500, 301), (2000, 40, 40), (800, 17, 999)]:
+        for m, k, n in [(1000, 300, 200), (999, 500, 301), (2000, 40, 40), (800, 17, 999), (1200, 250, 1000),
+                        (400, 250, 1000)]:
             a, b, x = rand((m, k), dtype), rand((k, n), dtype), rand(k, dtype)
             for A, B in [(a, b), (np.asfortranarray(a), b), (a, b[:, :1]), (a, x), (a[:, 0], a)]:
                 cpu = lk.jit(mm, backend="cpu")(A, B)
