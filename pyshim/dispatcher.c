@@ -483,8 +483,9 @@ static PyType_Spec dispatcher_spec = {
 static PyObject *runtime_stats(PyObject *self, PyObject *unused)
 {
     RtStats s = rt_stats();
-    return Py_BuildValue("{sLsLsLsL}", "allocations", (long long)s.allocations, "frees", (long long)s.frees,
-                         "live_bytes", (long long)s.live_bytes, "cached_bytes", (long long)rt_buffer_cache_bytes());
+    return Py_BuildValue("{sLsLsLsLsL}", "allocations", (long long)s.allocations, "frees", (long long)s.frees,
+                         "live_bytes", (long long)s.live_bytes, "cached_bytes", (long long)rt_buffer_cache_bytes(),
+                         "cache_limit_bytes", (long long)rt_buffer_cache_limit());
 }
 
 /* the BLAS that matrix products call (runtime.h's RtBlasInfo) */

@@ -250,6 +250,7 @@ void rt_buffer_free(RtBuffer *b);
 /* Freed large blocks are kept for reuse (a bounded cache, see buffer.c); these empty it and measure it. */
 void rt_buffer_cache_clear(void);
 int64_t rt_buffer_cache_bytes(void);
+int64_t rt_buffer_cache_limit(void); /* the most it keeps, in bytes */
 int rt_is_buffer_of(RtCtx *ctx, const void *base);
 
 typedef struct RtStats {

@@ -298,6 +298,23 @@ def test_buffer_cache_is_bounded_in_a_fresh_process():
             assert cached > 0
 
 
+def test_buffer_cache_default_is_a_sixteenth_of_memory_between_256_mib_and_2_gib():
+    """Without LORIKEET_BUFFER_CACHE_MB the cache may keep a sixteenth of the machine's memory (a 400 MB result,
+    the MNIST distance's, is then reused instead of faulting in fresh pages every call), bounded both ways."""
+    code = "import lorikeet as lk; print(lk.runtime.stats()['cache_limit_bytes'])"
+    path = os.pathsep.join([os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pyshim"),
+                            os.environ.get("PYTHONPATH", "")])
+    env = {k: v for k, v in os.environ.items() if k != "LORIKEET_BUFFER_CACHE_MB"}
+    env["PYTHONPATH"] = path
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert int(out.stdout) == min(max(memory // 16, 256 << 20), 2 << 30)
+    env["LORIKEET_BUFFER_CACHE_MB"] = "7"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert int(out.stdout) == 7 << 20
+
+
 # ---------------------------------------------------------------- returned views
 
 

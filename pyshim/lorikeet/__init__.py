@@ -703,7 +703,8 @@ def prange(*args):
 
 
 class runtime:
-    """The runtime's memory: runtime.stats() -> {'allocations', 'frees', 'live_bytes', 'cached_bytes'} for host
+    """The runtime's memory: runtime.stats() -> {'allocations', 'frees', 'live_bytes', 'cached_bytes',
+    'cache_limit_bytes'} for host
     arrays, and the gpu's counters: 'h2d_copies', 'h2d_bytes', 'd2h_copies', 'd2h_bytes', 'd2d_copies' (copies
     between host and device, and on the device), 'device_allocations', 'device_frees', 'device_live_bytes',
     'launches', 'compiles' (NVRTC runs), 'disk_images' (kernel images read from the on-disk cache instead of
@@ -711,7 +712,7 @@ class runtime:
     reading them never initialises CUDA.
     runtime.blas() says which BLAS float matrix products call (see its doc).
     runtime.release_cached_memory() frees the blocks of freed arrays kept for reuse (at most
-    LORIKEET_BUFFER_CACHE_MB, default 256 MiB)."""
+    LORIKEET_BUFFER_CACHE_MB; by default a sixteenth of the machine's memory, between 256 MiB and 2 GiB)."""
 
     @staticmethod
     def stats():
