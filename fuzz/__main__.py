@@ -211,9 +211,15 @@ class Parent:
 
 
 def replay(path, backends, quiet):
+    import numpy
     from . import check
     import lorikeet as lk
     lk.set_parallel_threshold(0)
+    outside = check.documented_difference(os.path.abspath(path))
+    if outside is not None:
+        print(f"not compared: with NumPy {numpy.__version__} the reference run shows a documented difference, "
+              f"{outside.ident} ({outside.doc})")
+        return 0
     diffs = check.check_file(os.path.abspath(path), backends)
     if not quiet:
         import ast

@@ -69,6 +69,19 @@ def within_subset(ref, source):
     return known.reference_verdict(out, ["__result"], source) is not None
 
 
+def documented_difference(path):
+    """The documented difference (fuzz/known.py) the reference run of the program at path shows with the NumPy
+    of this process, or None. A program saved under one NumPy can leave the subset under another: NumPy 2.5's
+    np.where raises OverflowError for a Python int that 2.4 cast, and an out-of-range literal is lorikeet's
+    CompileError (USERGUIDE, Differences). Such a replay compares nothing."""
+    from . import gen, known
+    ref = run_reference(load(path, ref=True))
+    out = gen.Outcome(ref.exc, ref.warns, {"__result": ref.result})
+    with open(path) as fh:
+        source = fh.read()
+    return next((d for d in known.DIFFERENCES if d.test(out, ["__result"], source)), None)
+
+
 def run_lorikeet(mod, backend):
     import lorikeet as lk
     args = mod.make_inputs()

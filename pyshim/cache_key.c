@@ -347,6 +347,23 @@ static PyObject *module_attr(const char *module, const char *name)
     return attr;
 }
 
+/* Does the NumPy loaded check a Python int operand of np.where against an integer result dtype (OverflowError:
+ * NumPy 2.5) or cast it (wrapping: 2.4)? Asked of NumPy itself once, by the behaviour rather than the version;
+ * typespec follows the answer (TsOptions) and the key holds it. */
+bool lk_numpy_where_checks_python_ints(void)
+{
+    static int answer = -1;
+    if (answer < 0) {
+        PyObject *r = PyRun_String("__import__('numpy').where(__import__('numpy').ones(1, bool), "
+                                   "__import__('numpy').zeros(1, __import__('numpy').uint8), -1)",
+                                   Py_eval_input, PyEval_GetBuiltins(), NULL);
+        answer = !r && PyErr_ExceptionMatches(PyExc_OverflowError);
+        if (!r) PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    return answer == 1;
+}
+
 static bool put(PyObject *dict, const char *name, PyObject *value)
 {
     int r = value ? PyDict_SetItemString(dict, name, value) : -1;
@@ -354,8 +371,8 @@ static bool put(PyObject *dict, const char *name, PyObject *value)
     return r == 0;
 }
 
-/* {name: value} in key order: lorikeet's version and build id, Python's cache tag, NumPy's major version, the IR
- * pipeline's version, then the backend's key_extras. */
+/* {name: value} in key order: lorikeet's version and build id, Python's cache tag, NumPy's major version and its
+ * np.where rule, the IR pipeline's version, then the backend's key_extras. */
 static PyObject *make_toolchain(const char *backend, bool fastmath)
 {
     PyObject *tc = PyDict_New();
@@ -369,6 +386,7 @@ static PyObject *make_toolchain(const char *backend, bool fastmath)
               put(tc, "build", PyUnicode_GET_LENGTH(id) ? new_ref(id) : PyUnicode_FromString("none")) &&
               impl && put(tc, "python", PyObject_GetAttrString(impl, "cache_tag")) && major &&
               put(tc, "numpy", new_ref(PyTuple_GET_ITEM(major, 0))) &&
+              put(tc, "numpy_where", PyUnicode_FromString(lk_numpy_where_checks_python_ints() ? "checks" : "wraps")) &&
               put(tc, "pipeline", PyUnicode_FromFormat("%d", IR_PIPELINE_VERSION));
     Py_XDECREF(id);
     Py_XDECREF(major);

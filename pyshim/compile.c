@@ -314,7 +314,8 @@ LkSpec *lk_compile(LkDispatcher *d, PyObject *args, LkCodeIo *io)
     LkDiag diag = {0};
     const BeBackend *be = be_find(d->backend, &diag);
     if (!be || !be->available(&diag)) return compile_failed(NULL, NULL, types, NULL, &diag);
-    TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee};
+    TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee,
+                       .where_checks_python_ints = lk_numpy_where_checks_python_ints()};
     Consts consts;
     if (consts_of(d, args, &consts, &topts) < 0) {
         PyMem_Free(types);
@@ -437,7 +438,8 @@ PyObject *lk_cuda_source(PyObject *self, PyObject *args)
     if (!types) return NULL;
     Py_ssize_t nargs = PyTuple_GET_SIZE(call_args);
     LkDiag diag = {0};
-    TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee};
+    TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee,
+                       .where_checks_python_ints = lk_numpy_where_checks_python_ints()};
     Consts consts;
     if (consts_of(d, call_args, &consts, &topts) < 0) {
         PyMem_Free(types);
@@ -469,7 +471,8 @@ bool lk_work_model(LkDispatcher *d, PyObject *args, IrWorkModel *model, bool *re
     IrType **types = arg_types(d, args, &uf);
     if (!types) return false;
     LkDiag diag = {0};
-    TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee};
+    TsOptions topts = {.boundscheck = d->boundscheck != 0, .resolve = resolve_callee,
+                       .where_checks_python_ints = lk_numpy_where_checks_python_ints()};
     Consts consts;
     if (consts_of(d, args, &consts, &topts) < 0) {
         PyMem_Free(types);

@@ -114,6 +114,7 @@ static inline PyObject *lk_spec_arg(const LkSpec *s, PyObject *args, int i)
 /* box.c */
 /* Appends the signature key of one argument; -1 if its type is not supported (no exception set). */
 int lk_key_arg(PyObject *arg, unsigned char *key, int *len);
+bool lk_numpy_where_checks_python_ints(void); /* NumPy 2.5's np.where rule (cache_key.c) */
 /* The IrType of one argument, or NULL with a TypeError naming the parameter. */
 IrType *lk_type_of_arg(PyObject *arg, const char *param);
 /* Writes the slots of one argument; arrays are recorded in arrays[] for their base tags. */

@@ -131,7 +131,8 @@ FIXED = sorted(glob.glob(os.path.join(ROOT, "fuzz", "fixed", "*.py")))
 @pytest.mark.parametrize("path", FIXED, ids=[os.path.basename(p) for p in FIXED])
 def test_programs_the_fuzzer_found_before_their_fix_agree_now(path):
     """fuzz/fixed/ keeps the minimal programs of findings whose fix landed (their known entry removed): each runs
-    again, on the suite's backend, and must agree with CPython+NumPy."""
+    again, on the suite's backend, and must agree with CPython+NumPy, unless the NumPy of this run takes the
+    program out of the subset (a documented difference: seed 171's np.where raises OverflowError in NumPy 2.5)."""
     r = subprocess.run([sys.executable, "-m", "fuzz", "--replay", path, "--backends", lk.get_backend()], cwd=ROOT,
                        capture_output=True, text=True, env=_env(), timeout=300)
-    assert r.returncode == 0 and "agrees" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and ("agrees" in r.stdout or "not compared" in r.stdout), r.stdout + r.stderr

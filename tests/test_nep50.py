@@ -293,19 +293,68 @@ def test_clip_and_where_with_out_of_range_python_ints_are_numpys(dtype):
     for fn in (clip_literals, where_literals):
         try:
             want = reference(fn, a)
-        except OverflowError:  # NumPy 2.5 refuses what NumPy 2.4 casts (USERGUIDE, Known bugs)
+        except OverflowError:  # NumPy 2.5 refuses what NumPy 2.4 casts: an out-of-range literal is a CompileError
             assert fn is where_literals and np.lib.NumpyVersion(np.__version__) >= "2.5.0"
+            with pytest.raises(lk.CompileError, match="out of bounds for"):
+                lk.jit(fn)(a)
             continue
         got = lk.jit(fn)(a)
         assert [describe(g) for g in got] == [describe(w) for w in want]
     for lo, hi in [(-1, 9), (-1000, 1000), (-2**63, 2**63 - 1), (300, 400), (-5, -1), (2, 3)]:
         assert outcome(lk.jit(clip_by), a, lo, hi) == outcome(clip_by, a, lo, hi), (lo, hi)
     for k in (-1, 300, 7):
-        want = outcome(where_by, a, k)
-        if want.startswith("OverflowError") and np.lib.NumpyVersion(np.__version__) >= "2.5.0":
-            continue  # NumPy 2.5 refuses the Python int at the call, 2.4 casts it (USERGUIDE, Known bugs)
-        assert outcome(lk.jit(where_by), a, k) == want, k
+        assert outcome(lk.jit(where_by), a, k) == outcome(where_by, a, k), k
     assert outcome(lk.jit(clip_by), dtype(5), -1, 9) == outcome(clip_by, dtype(5), -1, 9)
+
+
+WHERE_AS_IN_NUMPY_2_5 = textwrap.dedent("""
+    import sys
+    import numpy as np
+    _where = np.where
+
+    def where_2_5(c, x, y):  # NumPy 2.5's rule: a Python int operand must fit an integer result dtype
+        dt = np.result_type(*(v for v in (x, y) if not isinstance(v, int)))
+        for v in (x, y):
+            if isinstance(v, int) and not isinstance(v, bool) and dt.kind in "iu" and \\
+                    not np.iinfo(dt).min <= v <= np.iinfo(dt).max:
+                raise OverflowError(f"Python integer {v} out of bounds for {dt}")
+        return _where(c, x, y)
+
+    np.where = where_2_5  # before lorikeet asks NumPy which rule it follows
+    import lorikeet as lk
+    sys.path.insert(0, sys.argv[1])
+    from test_nep50 import where_by, where_literals
+    a = np.array([0, 5, 100], np.uint8)
+    for k in (-1, 300, 7):
+        try:
+            print(k, lk.jit(where_by)(a, k).tolist())
+        except OverflowError as e:
+            print(k, "OverflowError", str(e).splitlines()[0])
+    try:
+        lk.jit(where_literals)(a)
+    except lk.CompileError as e:
+        print("literals: CompileError", str(e).splitlines()[0])
+    """)
+
+
+def test_where_follows_the_rule_of_the_numpy_it_runs_with():
+    """NumPy 2.5's np.where checks a Python int against the integer result dtype, as operators do (NumPy 2.4 casts
+    it, wrapping): lorikeet asks the NumPy it is loaded with. Here 2.5's rule is put in front of np.where before
+    lorikeet is imported: a Python int argument out of range raises OverflowError when the call runs, a literal
+    is a CompileError naming it, and one in range is used."""
+    import os
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(here, "..", "pyshim"), here,
+                                                        os.environ.get("PYTHONPATH", "")]), LORIKEET_CACHE="0")
+    out = subprocess.run([sys.executable, "-c", WHERE_AS_IN_NUMPY_2_5, here], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "-1 OverflowError Python integer -1 out of bounds for uint8",
+        "300 OverflowError Python integer 300 out of bounds for uint8",
+        "7 [7, 5, 100]",
+        "literals: CompileError Python integer -1 out of bounds for uint8",
+    ], out.stdout
 
 
 # ---- a Python int that is not a literal must fit the integer dtype it meets (NumPy 2: OverflowError) ----

@@ -22,6 +22,9 @@ typedef const IrFunc *(*TsResolveCallee)(void *resolver_ctx, void *func_handle, 
  * receives them as it receives arrays (the gpu's copied to the device). */
 typedef struct TsOptions {
     bool boundscheck;
+    /* np.where takes a Python int operand as operators do (NEP 50: OverflowError where it does not fit an integer
+     * result dtype), as NumPy 2.5 does; false: NumPy 2.4's C cast, which wraps. The shim asks the NumPy loaded. */
+    bool where_checks_python_ints;
     TsResolveCallee resolve;
     void *resolver_ctx;
     int nconsts;

@@ -113,8 +113,8 @@ static IrNode *e_logaddexp(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     return ts_cast(ts, ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, x, y), same, general), rt);
 }
 
-/* A Python int constant as np.where converts it to an integer dtype t: with a C cast, which wraps
- * (np.where(c, uint8_array, -1) holds 255), where an operator would raise. */
+/* A Python int constant as NumPy 2.4's np.where converts it to an integer dtype t: with a C cast, which wraps
+ * (np.where(c, uint8_array, -1) holds 255), where an operator would raise (and NumPy 2.5's np.where does). */
 static IrNode *where_item(Ts *ts, IrNode *v, IrType *t)
 {
     if (v->kind != IR_CONST || !v->type->weak || v->type->dtype != IR_DT_INT64 || !ir_dtype_is_int(t->dtype) || t->weak)
@@ -132,6 +132,24 @@ static IrNode *e_where(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
     IrType *t = ts_promote(e[1]->type, e[2]->type);
     return ifexp(ts, pos, ts_truth(ts, e[0]), where_item(ts, e[1], t), where_item(ts, e[2], t));
+}
+
+/* NumPy 2.5's np.where takes a Python int x or y as an operator's operand (TsOptions): it must fit the integer
+ * dtype of the result, checked once before the selection (NumPy raises before it broadcasts); a constant that
+ * does not fit is a CompileError at its line, as with operators. The checked value has that dtype, so
+ * where_item has nothing left to wrap. */
+static bool where_python_ints(Ts *ts, IrPos pos, IrNode **args)
+{
+    if (!ts->sess->opts->where_checks_python_ints) return true;
+    IrType *t = ts_promote(ts_elem_type(args[1]->type), ts_elem_type(args[2]->type));
+    if (t->weak || !ir_dtype_is_int(t->dtype) || t->dtype == IR_DT_INT64) return true;
+    for (int k = 1; k <= 2; k++) {
+        IrNode *x = args[k];
+        if (ts_is_array(x) || x->type->kind != IR_TY_SCALAR || !x->type->weak || x->type->dtype != IR_DT_INT64) continue;
+        if (!(x = ts_python_int_operand(ts, pos, x, t->dtype, false, false))) return false;
+        if (!(args[k] = ts_cast(ts, x, ir_type_scalar(t->dtype)))) return false;
+    }
+    return true;
 }
 
 /* NumPy's clip of integers by Python ints: a lower bound below the dtype's range and an upper one above it
@@ -251,6 +269,7 @@ IrNode *ts_numpy_elementwise(Ts *ts, IrPos pos, const char *name, IrNode **args,
     }
     if (!strcmp(name, "where")) {
         if (n != 3) TS_ERR(ts, pos, "numpy.where() with one argument (the indices) is not supported; pass three");
+        if (!where_python_ints(ts, pos, args)) return NULL;
         return elementwise(ts, pos, args, 3, e_where, NULL);
     }
     if (!strcmp(name, "clip")) {
