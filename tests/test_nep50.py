@@ -447,3 +447,47 @@ def test_imap_and_ireduce_indices_are_python_ints(dtype):
         warnings.simplefilter("ignore", RuntimeWarning)
         got, want = lk.jit(imap_ireduce)(a, s), imap_ireduce_in_python(a, s)
     assert [describe(g) for g in got] == [describe(w) for w in want]
+
+
+# ---- a math function of integers of several dtypes computes in the widest of their own float types ----
+
+def arctan2_of(a, b):
+    return np.arctan2(a, b)
+
+
+def hypot_of(a, b):
+    return np.hypot(a, b)
+
+
+def copysign_of(a, b):
+    return np.copysign(a, b)
+
+
+def math_with_python_numbers(a):
+    return np.arctan2(a, 3), np.hypot(2, a), np.arctan2(a, 0.5)
+
+
+MIXED = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint64, np.float16, np.float32]
+
+
+@pytest.mark.parametrize("fn", [arctan2_of, hypot_of, copysign_of])
+@pytest.mark.parametrize("x", MIXED, ids=lambda d: np.dtype(d).name)
+def test_a_math_function_of_mixed_integers_takes_numpys_loop(fn, x):
+    # NumPy picks the first loop every operand casts to safely: uint8 and int8 give float16, where their
+    # promotion (int16) would give float32 (fuzz seed 921391: np.arctan2(np.uint8(3), int8_array))
+    a = np.array([1, 0, 1, 1], dtype=x)
+    for y in MIXED:
+        b = np.array([1, 1, 0, 1], dtype=y)
+        for args in ((a, b), (a[0], b), (a, b[3])):
+            want = fn(*args)
+            got = lk.jit(fn)(*args)
+            assert np.asarray(got).dtype == np.asarray(want).dtype, (np.dtype(y).name, type(args[0]))
+            np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=1e-3)
+
+
+@pytest.mark.parametrize("x", MIXED, ids=lambda d: np.dtype(d).name)
+def test_a_math_function_with_python_numbers_promotes_as_numpy(x):
+    a = np.array([1, 0, 1], dtype=x)
+    for got, want in zip(lk.jit(math_with_python_numbers)(a), math_with_python_numbers(a)):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-3)

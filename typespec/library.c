@@ -19,6 +19,29 @@ static IrNode *elem_math(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     return ts_math(ts, pos, m->fn, e, n, m->force);
 }
 
+/* The type a math function of these scalars computes in: NumPy picks the first loop (e, f, d) to which every
+ * operand casts safely, so integers of several dtypes give the widest of their own float types, not the float
+ * type of their promotion (np.arctan2(np.uint8(3), int8_array) is float16: both cast safely to it, where their
+ * promotion, int16, would give float32). A Python int (weak) counts with each of them, as NumPy 2 promotes it
+ * (it lifts only a bool, to int64); where a float is among the operands, or only Python numbers are, it is the
+ * promotion's. */
+static IrType *math_type_of(IrNode **args, int nargs)
+{
+    IrType *t = args[0]->type;
+    for (int i = 1; i < nargs; i++) t = ts_promote(t, args[i]->type);
+    if (nargs == 1 || t->weak || !(ir_dtype_is_int(t->dtype) || t->dtype == IR_DT_BOOL)) return ts_math_type(t);
+    IrType *widest = NULL;
+    for (int i = 0; i < nargs; i++) {
+        if (args[i]->type->weak) continue;
+        IrType *own = args[i]->type; /* with the Python ints, which lift a bool to int64 */
+        for (int j = 0; j < nargs; j++)
+            if (args[j]->type->weak) own = ts_promote(own, args[j]->type);
+        own = ts_math_type(own);
+        widest = widest ? ts_promote(widest, own) : own;
+    }
+    return widest ? widest : ts_math_type(t);
+}
+
 IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType *force)
 {
     for (int i = 0; i < nargs; i++) {
@@ -30,12 +53,7 @@ IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType
         if (args[i]->type->kind != IR_TY_SCALAR)
             TS_ERR(ts, pos, "%s() needs numbers, not %s", ir_math_name(fn), ts_type_name(args[i]->type));
     }
-    IrType *t = force;
-    if (!t) {
-        t = args[0]->type;
-        for (int i = 1; i < nargs; i++) t = ts_promote(t, args[i]->type);
-        t = ts_math_type(t);
-    }
+    IrType *t = force ? force : math_type_of(args, nargs);
     bool is_pred = fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE;
     if (is_pred && !ir_dtype_is_float(args[0]->type->dtype))
         return ts_after_effects(ts, pos, args[0], ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), fn == IR_MATH_ISFINITE));
