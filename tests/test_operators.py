@@ -479,6 +479,38 @@ def test_reduce_empty_without_init_raises_value_error_in_jit(dtype):
         J(reduce_add)(np.zeros((3, 0), dtype))
 
 
+def max_axis0(a):
+    return np.max(a, axis=0)
+
+
+def argmin_axis1(a):
+    return np.argmin(a, axis=1)
+
+
+def nanmax_axis0(a):
+    return np.nanmax(a, axis=0)
+
+
+def first_along_1(a):
+    return lk.reduce(lambda x, y: x, a, axis=1)
+
+
+@pytest.mark.parametrize("fn, axis", [(max_axis0, 0), (argmin_axis1, 1), (nanmax_axis0, 0), (first_along_1, 1)])
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0), (0, 2), (0, 0, 1)], ids=str)
+def test_an_empty_axis_raises_even_when_the_result_is_empty(fn, axis, shape):
+    # NumPy raises whenever the reduced axis is empty, also where no element of the result would reduce it
+    # (np.max(np.empty((0, 0)), axis=0)); returning an empty array there was a silent wrong answer (fuzz
+    # seed 923860)
+    a = np.zeros(shape)
+    if shape[axis] == 0:
+        with pytest.raises(ValueError):
+            fn(a) if fn is not first_along_1 else np.maximum.reduce(a, axis=axis)
+        with pytest.raises(ValueError):
+            J(fn)(a)
+    else:
+        assert J(fn)(a).shape == fn(a).shape
+
+
 @pytest.mark.parametrize("dtype,init", [(np.float64, 4.5), (np.int64, -3)])
 def test_reduce_empty_with_init_returns_init_in_jit(dtype, init):
     check(J(reduce_add_init)(np.zeros(0, dtype), init), np.asarray(init))

@@ -264,13 +264,9 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     int o = 0;
     for (int d = 0; d < m.ndim; d++)
         if (d != axis) odims[o++] = m.dims[d];
-    if (needs_items) {
+    if (needs_items) { /* an empty axis raises even where no element of the result would reduce it, as NumPy */
         LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-        LLVMValueRef osize = cg_i64(cg, 1);
-        for (int d = 0; d < o; d++) osize = LLVMBuildMul(cg->b, osize, odims[d], "");
-        LLVMValueRef empty = LLVMBuildAnd(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[axis], cg_i64(cg, 0), ""),
-                                          LLVMBuildICmp(cg->b, LLVMIntSGT, osize, cg_i64(cg, 0), ""), "");
-        cg_raise_if(cg, empty, RT_ERR_VALUE, n->pos, extra, 1);
+        cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[axis], cg_i64(cg, 0), ""), RT_ERR_VALUE, n->pos, extra, 1);
     }
     m.out = n->u.reduce.out ? cg_expr(cg, n->u.reduce.out) : cg_new_array(cg, n->type->dtype, o, odims, n->pos);
     m.out_type = n->type;

@@ -315,12 +315,7 @@ static LLVMValueRef gpu_reduce(Cg *cg, const IrNode *n, const GpuKernelLayout *L
     }
     int axis = n->u.reduce.axis;
     LLVMValueRef lines = product(cg, m.dims, m.ndim, axis);
-    if (needs_items) {
-        LLVMValueRef empty = LLVMBuildAnd(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[axis], cg_i64(cg, 0), ""),
-                                          LLVMBuildICmp(cg->b, LLVMIntSGT, lines, cg_i64(cg, 0), ""), "");
-        LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-        cg_raise_if(cg, empty, RT_ERR_VALUE, n->pos, extra, 1);
-    }
+    if (needs_items) check_not_empty(cg, n, m.dims[axis]); /* even with no lines, as NumPy and the cpu */
     LLVMValueRef out = cg_expr(cg, n->u.reduce.out);
     put_out(cg, &b, L, out, m.ndim - 1);
     if (L->product >= 0) lines = product_items(cg, &b, L, &m, lines);
