@@ -441,6 +441,22 @@ def test_integer_division_in_place_raises_before_writing(f, dtype):
         np.testing.assert_array_equal(J(f)(got_f, np.array([0, 2], dtype)), f(expected_f, np.array([0, 2], dtype)))
 
 
+@pytest.mark.parametrize("f", [mod_in_place, floordiv_in_place], ids=lambda f: f.__name__)
+def test_integer_division_in_place_with_shapes_that_do_not_broadcast_raises_value_error_first(f):
+    # the divisors' zero test runs before the update, but after the shapes' check, as NumPy's order: its
+    # ValueError, not lorikeet's ZeroDivisionError (fuzz seed 923978)
+    for b in (np.zeros((1, 4), np.uint8), np.zeros(3, np.uint8), np.zeros((2, 3), np.uint8)):
+        a = np.array([3, 4], np.uint8)
+        with pytest.raises(ValueError):
+            f(a.copy(), b)
+        with pytest.raises(ValueError):
+            J(f)(a, b)
+        np.testing.assert_array_equal(a, [3, 4])
+    a = np.array([[3, 4]], np.int64)  # a divisor broadcast along a's rows is still checked
+    with pytest.raises(ZeroDivisionError):
+        J(f)(np.repeat(a, 3, axis=0), np.array([2, 0]))
+
+
 # ---- fuzz F2: a bool array ** a Python int ----
 
 def bool_powers(a):

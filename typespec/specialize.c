@@ -252,16 +252,24 @@ static IrNode *type_return(Ts *ts, const IrNode *s)
 
 /* a //= b and a %= b of integers raise ZeroDivisionError at a zero in the array b (lorikeet's rule for integer
  * division); the loop that writes a would have updated the elements before it, where NumPy writes nothing. So
- * the divisors are tested first, by a statement that divides 1 by whether all of them are non-zero. *b may
- * change (to a variable). */
-static bool divisors_checked_first(Ts *ts, IrPos pos, IrBinOp op, IrType *a_type, IrNode **b)
+ * the divisors are tested first, by a statement that divides 1 by whether all of them are non-zero. The test
+ * is a map over a and b, so shapes that do not broadcast raise their ValueError first, as NumPy's (fuzz seed
+ * 923978; a b that broadcasts to more than a's shape still raises at its zero first). *b may change (to a
+ * variable). */
+static IrNode *elem_divisor_nonzero(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
-    if ((op != IR_OP_FLOORDIV && op != IR_OP_MOD) || !ts_is_array(*b) || ir_dtype_is_float(a_type->dtype) ||
+    return ts_compare(ts, pos, IR_CMP_NE, e[1], ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 0));
+}
+
+static bool divisors_checked_first(Ts *ts, IrPos pos, IrBinOp op, IrNode *a, IrNode **b)
+{
+    if ((op != IR_OP_FLOORDIV && op != IR_OP_MOD) || !ts_is_array(*b) || ir_dtype_is_float(a->type->dtype) ||
         ir_dtype_is_float((*b)->type->dtype))
         return true;
     *b = ts_reuse(ts, *b);
-    IrNode *nonzero = ts_compare(ts, pos, IR_CMP_NE, *b, ir_const_int(ts->a, pos, ir_type_weak(IR_DT_INT64), 0));
-    IrNode *all = ts_make_reduce(ts, pos, IR_RED_AND, nonzero, -1, false, ir_type_scalar(IR_DT_BOOL));
+    IrNode *in[2] = {a, *b};
+    IrNode *nonzero = ts_make_map(ts, pos, in, 2, elem_divisor_nonzero, NULL);
+    IrNode *all = nonzero ? ts_make_reduce(ts, pos, IR_RED_AND, nonzero, -1, false, ir_type_scalar(IR_DT_BOOL)) : NULL;
     IrType *i64 = ir_type_scalar(IR_DT_INT64);
     IrNode *check = all ? ts_scalar_binop(ts, pos, op, ir_const_int(ts->a, pos, i64, 1), ts_cast(ts, all, i64)) : NULL;
     return ts_reuse(ts, check) != NULL;
@@ -285,7 +293,7 @@ static IrNode *type_stmt(Ts *ts, const IrNode *s)
         IrNode *cur = ts_var(ts, s->pos, var);
         if (var->type->kind == IR_TY_ARRAY) {
             /* NumPy updates an array in place: a += b writes into a's memory (views see it) */
-            if (!divisors_checked_first(ts, s->pos, s->u.augassign.op, var->type, &v)) return NULL;
+            if (!divisors_checked_first(ts, s->pos, s->u.augassign.op, ts_var(ts, s->pos, var), &v)) return NULL;
             IrNode *sum = ts_binop(ts, s->pos, s->u.augassign.op, cur, v);
             if (!sum) return NULL;
             if (sum->type->dtype != var->type->dtype && !(ir_dtype_is_float(var->type->dtype) && ir_dtype_is_float(sum->type->dtype)) &&
