@@ -643,7 +643,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 12: range loops with independent iterations made parallel (ir_auto_parallel);
                                * 13: the typed IR made a tree first (ir_unshare);
                                * 14: np.random (IR_TY_RNG, rng_new, rng_draw) and ir_check_random;
-                               * 15: reductions over small windows unrolled (ir_small_windows) */
+                               * 15: reductions over small windows unrolled (ir_small_windows), imaps
+                               * versioned on their windows' tests (ir_version_imaps) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -667,6 +668,9 @@ void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede ev
 /* version_loops.c: a loop whose bounds plan proves accesses of an innermost loop becomes `if versioned <test>:
  * <copy with those accesses index.proven> else: <loop>` (see IrNode's if_.versioned) */
 void ir_version_loops(IrFunc *f);
+/* version_imaps.c: an imap whose element tests conditions of its indices that one test can prove for every element
+ * becomes `if versioned <test>: <copy with each such (a if c else b) as a> else: <imap>` */
+void ir_version_imaps(IrFunc *f);
 /* ---- cost.c: the work of one element of a region, for a backend's decision whether a team or a launch pays ---- */
 typedef struct IrCostWeights {
     int64_t op;                   /* a node not weighed below: one arithmetic operation, the unit */

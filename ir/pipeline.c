@@ -36,6 +36,7 @@ static const IrCheck checks[] = {
 /* Then the passes that must see the program as the checks accepted it. */
 static const IrPass after_checks[] = {
     ir_version_loops,     /* it copies loops: prange's rules count a variable's reads, the copy doubles them */
+    ir_version_imaps,     /* the same for imaps whose element tests its indices (small_windows.c's tests) */
     ir_mark_regions,      /* last: it only marks, on the final nodes (each copy of a versioned loop) */
 };
 

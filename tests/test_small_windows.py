@@ -1,6 +1,7 @@
 """Reductions over small windows (issue 15, item 2): `(x[i-1:i+2, j-1:j+2] * w).sum()`, `x[i:i+3].max()`,
 `np.dot(x[i:i+3], w)` and the like, where the window's extent is a constant, become unrolled loads under a test
-that the window lies inside the array (ir/small_windows.c). Where a window is not inside (NumPy clamps it at the end,
+that the window lies inside the array (ir/small_windows.c), and a comprehension whose windows are inside for every
+element tests that once per call (ir/version_imaps.c). Where a window is not inside (NumPy clamps it at the end,
 counts a negative start from the end, broadcasts a length 1, or raises a shape error) the reduction runs as
 before: the results and errors are CPython's running the same function with NumPy, on every backend."""
 import importlib.util
@@ -230,8 +231,22 @@ def test_random_offsets_and_extents_against_numpy(tmp_path):
 
 # ---------------------------------------------------------------- what the IR and the allocator show
 
-def test_the_element_tests_its_window():
+def test_the_comprehension_reads_elements_not_views():
+    x, w = np.zeros((10, 10)), np.zeros((3, 3))
+    ir = J(conv_3x3_trim).inspect_types(x, w)
+    fast, general = ir.split("    else:\n")
+    assert re.search(r"^\s+if versioned", fast, re.M)   # one test before the imap
+    copy = fast.split("if versioned", 1)[1]
+    assert "reduce[" not in copy and not re.search(r"(?<![A-Za-z0-9_])map\(", copy), copy
+    items = re.findall(r"\[([^\[\]]*)\]", re.sub(r":(int64|float64)\b", "", copy))
+    assert items and not any(":" in it for it in items), items  # no slice: no view
+    assert len(re.findall(r"x\[[^\]]*\]!proven", copy)) == 9 and len(re.findall(r"weights\[[^\]]*\]!proven", copy)) == 9
+    assert "reduce[add](map(" in general  # the imap as typespec wrote it, for inputs where the test fails
+
+
+def test_the_window_test_is_once_per_call_and_the_element_test_stays_where_windows_cross_an_edge():
     ir = J(box_sum_all).inspect_types(np.zeros((5, 5)))
+    assert not re.search(r"^\s+if versioned", ir, re.M)  # i - 1 from i = 0 is never inside: no test before the imap
     assert ir.count(" if versioned ") == 1               # the element's own test
     assert "!proven" in ir
 
@@ -257,3 +272,32 @@ def test_cpu_and_openmp_agree_bit_for_bit():
     a = lk.jit(conv_3x3_trim, backend="cpu")(x, w)
     b = lk.jit(conv_3x3_trim, backend="openmp")(x, w)
     assert a.tobytes() == b.tobytes()
+
+
+# ---------------------------------------------------------------- the gpu backend's kernels, emulated on the host
+
+def test_the_gpu_kernels_of_both_copies_give_the_cpu_backends_bits():
+    """The comprehension's two kernels (the copy whose element is the unrolled loads, and the imap as typespec
+    wrote it) run by tests/gpu_emulate.py: each gives the cpu backend's result, bit for bit."""
+    gpu_emulate = pytest.importorskip("gpu_emulate")
+    if gpu_emulate.CXX is None:
+        pytest.skip("no C++ compiler to run the kernels on the host")
+    x, w = RNG.standard_normal((9, 11)), RNG.standard_normal((3, 3))
+    want = lk.jit(conv_3x3_trim, backend="cpu")(x, w)
+    src = lk.jit(conv_3x3_trim).inspect_cuda(x, w)
+    mod = gpu_emulate.Module(src)
+    assert len(mod.kernels) == 2
+    for k in range(2):
+        out = np.zeros(want.shape)
+
+        def fill(mod, slots, lay):
+            slots[lay["n"]] = out.size
+            slots[lay["dims"]], slots[lay["dims"] + 1] = out.shape
+            mod.keep.append(out)
+            slots[lay["out"]] = out.ctypes.data
+            slots[lay["out"] + 1:lay["out"] + 3] = out.strides
+            mod.value(slots, lay["uses"]["x"], x)
+            mod.value(slots, lay["uses"]["weights"], w)
+        _, err = mod.launch(k, fill, grid=2, block=32)
+        assert err is None, err
+        assert out.tobytes() == want.tobytes(), k
