@@ -37,7 +37,8 @@
  *
  * Run after ir_fuse (a cast of the window is then the map's body, not a map of its own) and before
  * ir_explicit_alloc and ir_reduce_inputs_as_maps (a reduce's input may still be the bare window). The loads of
- * the unrolled arm are not checked accesses, so bounds_plan.c never plans them: it has nothing to prove. */
+ * the unrolled arm are not checked accesses, so bounds_plan.c never plans them: it has nothing to prove. The
+ * if-expressions are marked versioned (ir.h): in a comprehension, version_imaps.c tests them once per call. */
 #include "ir.h"
 
 #define MAX_ELEMS 64    /* elements of an unrolled window: beyond it the loop costs less than the code grows */
@@ -311,6 +312,7 @@ static bool as_dot_operand(Rewrite *r, const IrNode *n, Input *in)
     if (k2->kind != IR_ARRAY_DIM || k2->u.array_dim.axis != 0 || !same_atom(k2->u.array_dim.array, base)) return false;
     Window v;
     if (k->kind != IR_ARRAY_DIM || !as_window(k->u.array_dim.array, &v) || base->type->ndim != 1) return false;
+    if (k->u.array_dim.axis >= v.ndim) return false;
     if (r->ndim < 1 || v.ext[k->u.array_dim.axis] != r->ext[r->ndim - 1]) return false;
     window_terms(r, &v);
     in->kind = IN_ARRAY;
