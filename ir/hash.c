@@ -237,7 +237,10 @@ static void put_node(Enc *e, const IrNode *n)
         put_nodes(e, n->u.compare.operands, n->u.compare.nops + 1);
         return;
     case IR_BOOLOP: put_int(e, n->u.boolop.is_and); put_nodes(e, n->u.boolop.values, n->u.boolop.n); return;
-    case IR_IFEXP: put_node(e, n->u.ifexp.cond); put_node(e, n->u.ifexp.then); put_node(e, n->u.ifexp.orelse); return;
+    case IR_IFEXP:
+        put_int(e, n->u.ifexp.versioned);
+        put_node(e, n->u.ifexp.cond); put_node(e, n->u.ifexp.then); put_node(e, n->u.ifexp.orelse);
+        return;
     case IR_CALL:
         put_int(e, n->u.call.ckind);
         put_int(e, n->u.call.intrinsic);

@@ -457,7 +457,9 @@ struct IrNode {
         struct { IrUnOp op; IrNode *operand; } unop;
         struct { IrCmpOp *ops; IrNode **operands; int nops; } compare; /* nops ops, nops+1 operands */
         struct { bool is_and; IrNode **values; int n; } boolop;
-        struct { IrNode *cond, *then, *orelse; } ifexp;
+        /* versioned (ir_small_windows): cond only decides speed: where it holds, then gives what orelse gives,
+         * errors included (printed `(a if versioned c else b)`); a backend lowers it as any if-expression */
+        struct { IrNode *cond, *then, *orelse; bool versioned; } ifexp;
         struct {
             IrCalleeKind ckind;
             const char *name;    /* IR_CALLEE_NAMED, _METHOD, _FUNC, _VALUE */
@@ -631,7 +633,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 14 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 15 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -640,7 +642,9 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 11: complex64 and complex128 (konst.im, IR_OP_COMPLEX, the complex unops);
                                * 12: range loops with independent iterations made parallel (ir_auto_parallel);
                                * 13: the typed IR made a tree first (ir_unshare);
-                               * 14: np.random (IR_TY_RNG, rng_new, rng_draw) and ir_check_random */
+                               * 14: np.random (IR_TY_RNG, rng_new, rng_draw) and ir_check_random;
+                               * 15: reductions over small windows unrolled (ir_small_windows), imaps
+                               * versioned on their windows' tests (ir_version_imaps) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -656,11 +660,17 @@ char *ir_parallel_report(const IrFunc *f);
 void ir_inline_single_use(IrFunc *f); /* inline_single_use.c: an array variable read once takes its expression's place */
 void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
+/* small_windows.c: a reduction over a window of constant extent (x[i-1:i+2, j-1:j+2]) becomes
+ * `(<its elements' loads, unrolled> if <the window is inside the array> else <the reduction>)` */
+void ir_small_windows(IrFunc *f);
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
 void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede every assignment get a check */
 /* version_loops.c: a loop whose bounds plan proves accesses of an innermost loop becomes `if versioned <test>:
  * <copy with those accesses index.proven> else: <loop>` (see IrNode's if_.versioned) */
 void ir_version_loops(IrFunc *f);
+/* version_imaps.c: an imap whose element tests conditions of its indices that one test can prove for every element
+ * becomes `if versioned <test>: <copy with each such (a if c else b) as a> else: <imap>` */
+void ir_version_imaps(IrFunc *f);
 /* ---- cost.c: the work of one element of a region, for a backend's decision whether a team or a launch pays ---- */
 typedef struct IrCostWeights {
     int64_t op;                   /* a node not weighed below: one arithmetic operation, the unit */

@@ -17,6 +17,7 @@ static const IrPass passes[] = {
     ir_inline_single_use, /* named single-use intermediates take their expression's place, so they fuse */
     ir_fuse,
     ir_recognize_matmul,  /* on fused bodies: a dot-product imap is one node by now */
+    ir_small_windows,     /* on fused bodies (a window's cast is in its map); before reduce inputs become maps */
     ir_explicit_alloc,    /* after every pass that makes or merges maps */
     ir_check_unbound,     /* it reads the final statements */
     ir_reduce_inputs_as_maps, /* after every pass that makes reductions or replaces their inputs */
@@ -35,6 +36,7 @@ static const IrCheck checks[] = {
 /* Then the passes that must see the program as the checks accepted it. */
 static const IrPass after_checks[] = {
     ir_version_loops,     /* it copies loops: prange's rules count a variable's reads, the copy doubles them */
+    ir_version_imaps,     /* the same for imaps whose element tests its indices (small_windows.c's tests) */
     ir_mark_regions,      /* last: it only marks, on the final nodes (each copy of a versioned loop) */
 };
 

@@ -166,7 +166,8 @@ static void expr_node(Out *o, const IrNode *n)
         put(o, ")");
         return;
     case IR_IFEXP:
-        put(o, "("); expr(o, n->u.ifexp.then); put(o, " if "); expr(o, n->u.ifexp.cond); put(o, " else ");
+        put(o, "("); expr(o, n->u.ifexp.then); put(o, " if %s", n->u.ifexp.versioned ? "versioned " : "");
+        expr(o, n->u.ifexp.cond); put(o, " else ");
         expr(o, n->u.ifexp.orelse); put(o, ")");
         return;
     case IR_CALL:
