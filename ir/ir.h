@@ -631,7 +631,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 14 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 15 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -640,7 +640,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 11: complex64 and complex128 (konst.im, IR_OP_COMPLEX, the complex unops);
                                * 12: range loops with independent iterations made parallel (ir_auto_parallel);
                                * 13: the typed IR made a tree first (ir_unshare);
-                               * 14: np.random (IR_TY_RNG, rng_new, rng_draw) and ir_check_random */
+                               * 14: np.random (IR_TY_RNG, rng_new, rng_draw) and ir_check_random;
+                               * 15: ir_fuse_shared (shared intermediates recomputed, cost.c's rule) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -653,8 +654,12 @@ bool ir_reduction_form(const IrNode *value, const IrVar *var, IrReduceOp *op, in
 /* Every range and prange loop of f, a line each, "line\tkind\twhy": kind parallel (made so by ir_auto_parallel),
  * prange, or sequential with the reason; malloc'ed (NULL only when out of memory). */
 char *ir_parallel_report(const IrFunc *f);
+/* fuse_shared.c: a map reading one variable twice reads it once; an intermediate array with several users over
+ * its space is recomputed in each when cost.c's rule says so */
+void ir_fuse_shared(IrFunc *f);
 void ir_inline_single_use(IrFunc *f); /* inline_single_use.c: an array variable read once takes its expression's place */
 void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
+void ir_map_merge_inputs(IrNode *map); /* fuse.c: inputs that name one variable become one input */
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
 void ir_explicit_alloc(IrFunc *f); /* explicit_alloc.c: new arrays get an IR_ALLOC before the map fills them */
 void ir_check_unbound(IrFunc *f);  /* check_unbound.c: reads that may precede every assignment get a check */
@@ -671,6 +676,12 @@ typedef struct IrCostWeights {
 } IrCostWeights;
 int64_t ir_cost(const IrNode *n, const IrCostWeights *w);         /* an expression or a statement's own parts */
 int64_t ir_block_cost(const IrBlock *b, const IrCostWeights *w);  /* statements, nested loops x nested_trips */
+/* The recompute-or-store rule for an intermediate array with several users (cost.c states it and its reason):
+ * ir_recompute_cost is the per-element cost of a map's bodies (its input maps' included) in the rule's units,
+ * ir_recompute_pays whether computing it once more for each of users - 1 extra users beats storing it. */
+#define IR_RECOMPUTE_BUDGET 16
+int64_t ir_recompute_cost(const IrNode *map);
+bool ir_recompute_pays(int64_t cost, int users);
 
 /* ---- work.c: the work of a whole call as polynomials in its arguments' sizes, for backend="auto" ---- */
 typedef enum {
