@@ -99,6 +99,8 @@ def build(tool, w: Workload, fn=None):
     if tool == PYTHON:
         return fn
     if tool in (NUMBA, NUMBA_PAR):
+        if w.peer_kernel is not None:   # the loop form: Numba's peer of lorikeet's array form
+            return numba_callable(w.peer_kernel, w.peer_helpers, parallel=(tool == NUMBA_PAR))
         return numba_callable(fn, w.helpers, parallel=(tool == NUMBA_PAR))
     if tool.startswith("lorikeet:"):
         try:

@@ -197,6 +197,8 @@ Each workload is a plain Python function (`benchmarks/workloads/`), written the 
 lorikeet (loops and/or NumPy array expressions), with a NumPy reference and a seeded input maker. Every tool runs
 the *same* function: CPython ("Python"), Numba `@njit` and `@njit(parallel=True)` (helpers the function calls are
 `njit`-ed too), and `lorikeet.jit(f, backend=...)` for each backend. "NumPy" is the reference implementation.
+The exception is a row whose workload names a `peer_kernel` (`black_scholes_array`, `nbody_array`): lorikeet runs
+the NumPy array form and Numba the loop form of the same computation, its note says which.
 
 - **Checked before timed.** Each tool's first result is compared with NumPy's (tolerance per workload) and its
   inputs are checked to be unmodified; a wrong result is reported as `MISMATCH: ...` and never timed.

@@ -25,6 +25,9 @@ class Workload:
     kind: str = "kernel"                     # "kernel", "dispatch" (per-call overhead) or "compile" (first call)
     tools: Optional[tuple] = None            # restrict the non-lorikeet tools (e.g. no NumPy for compile time)
     note: str = ""                           # caveats shown under the table
+    peer_kernel: Optional[Callable] = None   # what Numba runs instead of kernel: the loop form of an array-form
+                                             # kernel (its row compares lorikeet's array form with Numba's loops)
+    peer_helpers: tuple = ()                 # the module-level functions peer_kernel calls
 
 
 @dataclass

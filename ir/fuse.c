@@ -41,6 +41,38 @@ static bool dropped_would_raise(IrNode *body, IrVar *param, const IrNode *input_
     return s.body == NULL;
 }
 
+static void rename_param(IrNode **p, void *env)
+{
+    IrVar **from_to = env;
+    if ((*p)->kind == IR_VAR && (*p)->u.var.var == from_to[0]) (*p)->u.var.var = from_to[1];
+    ir_each_child(*p, rename_param, env);
+}
+
+static bool same_var(const IrNode *a, const IrNode *b)
+{
+    return a->kind == IR_VAR && b->kind == IR_VAR && a->u.var.var == b->u.var.var && !b->u.var.check_bound;
+}
+
+/* One variable as several inputs (d * d, or the leaves of fused maps that read d) is one input: an array
+ * broadcast against itself is itself, so its parameters all stand for the same element. */
+void ir_map_merge_inputs(IrNode *m)
+{
+    for (int j = 1; j < m->u.map.ninputs; j++) {
+        int i = 0;
+        while (i < j && !same_var(m->u.map.inputs[i], m->u.map.inputs[j])) i++;
+        if (i == j) continue;
+        IrVar *from_to[2] = {m->u.map.params[j], m->u.map.params[i]};
+        rename_param(&m->u.map.body, from_to);
+        for (int k = j + 1; k < m->u.map.ninputs; k++) {
+            m->u.map.inputs[k - 1] = m->u.map.inputs[k];
+            m->u.map.params[k - 1] = m->u.map.params[k];
+        }
+        m->u.map.ninputs--;
+        m->u.map.nparams--;
+        j--;
+    }
+}
+
 static bool is_expr_map(const IrNode *n)
 {
     return n->kind == IR_MAP && !n->u.map.out;
@@ -74,6 +106,7 @@ static void fuse_map(RtArena *a, IrNode *m)
         m->u.map.ninputs = m->u.map.nparams = n;
         i += inner->u.map.ninputs - 1; /* the absorbed inputs are already fused */
     }
+    ir_map_merge_inputs(m);
 }
 
 /* A map over one index map and scalars (np.arange(n) * 2.0 + k) becomes an index map whose body is the map's:

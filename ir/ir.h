@@ -633,7 +633,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 15 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 16 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -644,7 +644,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 13: the typed IR made a tree first (ir_unshare);
                                * 14: np.random (IR_TY_RNG, rng_new, rng_draw) and ir_check_random;
                                * 15: reductions over small windows unrolled (ir_small_windows), imaps
-                               * versioned on their windows' tests (ir_version_imaps) */
+                               * versioned on their windows' tests (ir_version_imaps);
+                               * 16: ir_fuse_shared (shared intermediates recomputed, cost.c's rule) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -657,8 +658,12 @@ bool ir_reduction_form(const IrNode *value, const IrVar *var, IrReduceOp *op, in
 /* Every range and prange loop of f, a line each, "line\tkind\twhy": kind parallel (made so by ir_auto_parallel),
  * prange, or sequential with the reason; malloc'ed (NULL only when out of memory). */
 char *ir_parallel_report(const IrFunc *f);
+/* fuse_shared.c: a map reading one variable twice reads it once; an intermediate array with several users over
+ * its space is recomputed in each when cost.c's rule says so */
+void ir_fuse_shared(IrFunc *f);
 void ir_inline_single_use(IrFunc *f); /* inline_single_use.c: an array variable read once takes its expression's place */
 void ir_fuse(IrFunc *f);           /* fuse.c: a map that feeds a map becomes part of its body */
+void ir_map_merge_inputs(IrNode *map); /* fuse.c: inputs that name one variable become one input */
 void ir_recognize_matmul(IrFunc *f); /* recognize_matmul.c: element-wise dot products become one matmul */
 /* small_windows.c: a reduction over a window of constant extent (x[i-1:i+2, j-1:j+2]) becomes
  * `(<its elements' loads, unrolled> if <the window is inside the array> else <the reduction>)` */
@@ -681,6 +686,12 @@ typedef struct IrCostWeights {
 } IrCostWeights;
 int64_t ir_cost(const IrNode *n, const IrCostWeights *w);         /* an expression or a statement's own parts */
 int64_t ir_block_cost(const IrBlock *b, const IrCostWeights *w);  /* statements, nested loops x nested_trips */
+/* The recompute-or-store rule for an intermediate array with several users (cost.c states it and its reason):
+ * ir_recompute_cost is the per-element cost of a map's bodies (its input maps' included) in the rule's units,
+ * ir_recompute_pays whether computing it once more for each of users - 1 extra users beats storing it. */
+#define IR_RECOMPUTE_BUDGET 16
+int64_t ir_recompute_cost(const IrNode *map);
+bool ir_recompute_pays(int64_t cost, int users);
 
 /* ---- work.c: the work of a whole call as polynomials in its arguments' sizes, for backend="auto" ---- */
 typedef enum {

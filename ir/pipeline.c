@@ -14,6 +14,7 @@ typedef void (*IrPass)(IrFunc *f);
 /* The per-function passes, in order. A new pass goes here (and IR_PIPELINE_VERSION goes up). */
 static const IrPass passes[] = {
     ir_cse,               /* before fusion: it shares the scalar reductions that fusion would bury in maps */
+    ir_fuse_shared,       /* shared intermediates recomputed in their users (cost.c's rule), before they fuse */
     ir_inline_single_use, /* named single-use intermediates take their expression's place, so they fuse */
     ir_fuse,
     ir_recognize_matmul,  /* on fused bodies: a dot-product imap is one node by now */

@@ -475,10 +475,12 @@ static bool expr_stmt_ok(Planner *P, IrNode *s)
         if (e->u.call.ckind == IR_CALLEE_INTRINSIC && e->u.call.intrinsic == IR_INTR_MATMUL && e->u.call.out)
             return use_rows(P, e->u.call.args[0]) && use_whole(P, e->u.call.args[1]) && out_ok(P, e->u.call.out, 2);
         return refuse(P, s, "a call the pieces cannot share");
+    case IR_BCAST_SHAPE: /* the shape check fuse_shared.c keeps where an intermediate was: each piece checks its own */
+        return bcast_class(P, e) != VC_NONE;
     case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP:
     case IR_IFEXP: case IR_INDEX: case IR_SLICE: case IR_ATTR: case IR_TUPLE: case IR_TUPLE_GET: case IR_LAMBDA:
     case IR_COMPREHENSION: case IR_CAST: case IR_MATH: case IR_ARRAY_DIM: case IR_ALLOC: case IR_IMAP:
-    case IR_BCAST_SHAPE: case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE:
+    case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE:
     case IR_FOR_RANGE: case IR_FOR_ITER: case IR_BREAK: case IR_CONTINUE: case IR_RETURN: case IR_EXPR_STMT:
     case IR_PASS: case IR_KIND_COUNT:
         if (e->kind == IR_IMAP) return refuse(P, s, "an index map, whose elements may read any row");

@@ -83,7 +83,8 @@ def check_compiles(sources):
 
 # (function name, what the CompileError says): the refusals expected of the recorded corpus.
 EXPECTED_REFUSALS = {}
-CORPUS_FILES = ["tests/test_language.py", "tests/test_scalar_semantics.py", "tests/test_fusion.py", "tests/test_float16.py"]
+CORPUS_FILES = ["tests/test_language.py", "tests/test_scalar_semantics.py", "tests/test_fusion.py",
+                "tests/test_fuse_shared.py", "tests/test_float16.py"]
 
 
 @pytest.fixture(scope="module")

@@ -53,8 +53,8 @@ def fit_simple_regression.1(x: array(float64, 1d, C), y: array(float64, 1d, C)) 
     $t17 = (parallel reduce[add](x) / float64(x.shape[0]))  : float64
     $t19 = (parallel reduce[add](y) / float64(y.shape[0]))  : float64
     slope = ((parallel reduce[add](map(lambda $t6, $t7, $t8, $t9: (($t6 - $t7) * ($t8 - $t9)), x, $t17, y, $t19)) \
-/ float64(bcast_shape[0](x, y))) / (parallel reduce[add](map(lambda $t12, $t13, $t14, $t15: (($t12 - $t13) * ($t14 - $t15)), \
-x, $t17, x, $t17)) / float64(bcast_shape[0](x, x))))  : float64
+/ float64(bcast_shape[0](x, y))) / (parallel reduce[add](map(lambda $t12, $t13: (($t12 - $t13) * ($t12 - $t13)), \
+x, $t17)) / float64(bcast_shape[0](x, x))))  : float64
     offset = ($t19 - (slope * $t17))  : float64
     return (slope, offset)
 """
@@ -104,8 +104,8 @@ def several_sites(a, b):
 SEVERAL_SITES_IR = """\
 def several_sites.1(a: array(float64, 1d, C), b: array(float64, 1d, C)) -> float64:
     sq.v = a[0:int64]  : float64
-    return (((parallel reduce[add](map(lambda $t2, $t3: ($t2 * $t3), a, a)) + parallel reduce[add](map(lambda $t4, $t5: ($t4 * $t5), \
-b, b))) + (sq.v * sq.v)) + sumsq_loop.2(a))
+    return (((parallel reduce[add](map(lambda $t2: ($t2 * $t2), a)) + parallel reduce[add](map(lambda $t4: ($t4 * $t4), b))) + \
+(sq.v * sq.v)) + sumsq_loop.2(a))
 
 def sumsq_loop.2(a: array(float64, 1d, C)) -> float64:
     s = 0:float64  : float64

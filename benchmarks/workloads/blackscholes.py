@@ -71,3 +71,13 @@ WORKLOAD = Workload(
     reference=black_scholes_numpy, make_inputs=make_inputs, sizes={"quick": 2_000_000, "full": 10_000_000},
     describe=lambda n: f"{n:,} options float64", bytes_moved=lambda n: 40 * n, python_modes=(),
     rtol=1e-9, atol=1e-9)
+
+
+ARRAY_WORKLOAD = Workload(
+    name="black_scholes_array", title="Black-Scholes, NumPy array form (Numba: the loop form)",
+    kernel=black_scholes_numpy, helpers=(cnd_numpy,), reference=black_scholes_numpy, make_inputs=make_inputs,
+    sizes={"quick": 2_000_000, "full": 10_000_000}, describe=lambda n: f"{n:,} options float64",
+    bytes_moved=lambda n: 40 * n, python_modes=(), rtol=1e-9, atol=1e-9,
+    peer_kernel=black_scholes, peer_helpers=(cnd,),
+    note="lorikeet compiles the NumPy form (intermediates d1, d2, cnd_d1, ... each used twice); Numba runs the "
+         "loop form of `black_scholes` (issue 15's comparison).")

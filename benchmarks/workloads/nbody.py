@@ -51,3 +51,11 @@ WORKLOAD = Workload(
     name="nbody", title="n-body acceleration step (all pairs)", kernel=nbody_accel, reference=nbody_numpy,
     make_inputs=make_inputs, sizes={"quick": 1000, "full": 3000}, describe=lambda n: f"{n} bodies float64",
     python_modes=(), rtol=1e-7, atol=1e-7)
+
+
+ARRAY_WORKLOAD = Workload(
+    name="nbody_array", title="n-body acceleration step, NumPy array form (Numba: the loop form)",
+    kernel=nbody_numpy, reference=nbody_numpy, make_inputs=make_inputs, sizes={"quick": 1000, "full": 3000},
+    describe=lambda n: f"{n} bodies float64", python_modes=(), rtol=1e-7, atol=1e-7, peer_kernel=nbody_accel,
+    note="lorikeet compiles the NumPy form (`d` and `r2` each used twice); Numba runs the loop form of `nbody` "
+         "(issue 15's comparison).")
