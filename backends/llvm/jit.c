@@ -115,10 +115,12 @@ bool cg_jit_init(LkDiag *diag)
         return false;
     }
     target_triple = triple;
-    /* the JIT gets a target machine of its own of the same description (it takes it) */
-    LLVMTargetMachineRef jit_tm = LLVMCreateTargetMachine(llvm_target, triple, target.cpu, target.features,
-                                                          LLVMCodeGenLevelAggressive, LLVMRelocDefault,
-                                                          LLVMCodeModelJITDefault);
+    /* The JIT only links the object files compile_module emits with target_tm (it is never given IR), so its own
+     * target machine is the triple's generic one: LLJIT makes two of it (for its data layout, the same for every
+     * CPU of the triple, and for an IR compiler never used), and a host CPU's name and features cost each of the
+     * three several times what the triple alone does (the feature list is parsed and its implications closed). */
+    LLVMTargetMachineRef jit_tm = LLVMCreateTargetMachine(llvm_target, triple, "", "", LLVMCodeGenLevelNone,
+                                                          LLVMRelocDefault, LLVMCodeModelJITDefault);
     LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
     LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jit_tm));
     LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, builder);
