@@ -96,12 +96,28 @@ def test_children_forked_while_the_jit_starts_find_it_whole_or_start_it(tmp_path
         assert json.loads(r.stdout.strip().splitlines()[-1]) == {"children": 80, "hung": 0, "parent": True}
 
 
+EXIT_DURING_START = """
+    import glob, importlib.util, os, sys, time
+    path = glob.glob(os.path.join(os.environ["PYTHONPATH"], "lorikeet", "_lorikeet*.so"))[0]
+    spec = importlib.util.spec_from_file_location("lorikeet._lorikeet", path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))  # the JIT's start begins here
+    time.sleep(float(sys.argv[1]) * 1e-6)
+"""
+
+
 def test_a_process_that_exits_while_the_jit_starts_exits_cleanly(tmp_path):
-    """exit() waits for a start under way (LLVM's static destructors must not run under it)."""
+    """exit() waits for a start under way (LLVM's static destructors must not run under it), whenever it comes:
+    a sweep of exits from at once to past the start, and the plain ways out."""
+    path = tmp_path / "exit.py"
+    path.write_text(textwrap.dedent(EXIT_DURING_START))
+    e = {k: v for k, v in os.environ.items() if not k.startswith("LORIKEET_")}
+    e.update({"PYTHONPATH": PYSHIM, "LORIKEET_CACHE": "0"})
+    for wait_us in range(0, 3000, 150):
+        r = subprocess.run([sys.executable, str(path), str(wait_us)], env=e, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stderr == "", (wait_us, r.returncode, r.stderr)
     for code in ("import lorikeet", "import lorikeet, sys; sys.exit(0)", "import lorikeet, os; os._exit(0)"):
-        for _ in range(4):
-            r = run(tmp_path, code)
-            assert r.returncode == 0 and r.stderr == "", (code, r.returncode, r.stderr)
+        r = run(tmp_path, code)
+        assert r.returncode == 0 and r.stderr == "", (code, r.returncode, r.stderr)
 
 
 def test_the_environment_is_read_at_the_first_use_not_at_import(tmp_path):
