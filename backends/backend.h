@@ -80,4 +80,10 @@ const char *be_refusal(const char *backend, IrIntrinsic k);
 /* The backend of that name ("cpu", "openmp", "gpu"), or NULL with diag set. */
 const BeBackend *be_find(const char *name, LkDiag *diag);
 
+/* Starts the llvm backends' JIT (every backend's host code runs in it) on a thread of its own, so that the first
+ * compile or cache load of the process finds it made, or waits only for what is left; called once, when the
+ * extension is loaded. What the environment chooses ($LORIKEET_CPU, $LORIKEET_VECTOR_MATH) is still read at the
+ * first use. Where no thread can be made, or with LORIKEET_JIT_THREAD=0, the first use starts it. */
+void be_llvm_start(void);
+
 #endif

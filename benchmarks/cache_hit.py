@@ -4,7 +4,12 @@ For each function below, in fresh processes, medians over --runs processes:
   cold       the first call with the cache off: a compile (typing, LLVM's optimiser and code generator)
   warm       the first call with a warm cache: the key, the entry read and checked, typing, the object loaded
              without LLVM's optimiser or code generator; given twice: wall time, and the CPU time of the calling
-             thread (time.thread_time), which a machine shared with other work inflates much less
+             thread (time.thread_time), which a machine shared with other work inflates much less. The JIT is
+             started on a thread of its own when lorikeet is imported (backends/llvm/jit.c): a first call waits only
+             for what is left of that, so the figure depends on a core being free meanwhile
+  at call    the warm first call with LORIKEET_JIT_THREAD=0: the JIT started by the call itself (all of its ~1 ms
+             in the figure, as on a machine with no core free), and the import's and import+call's medians of both
+             ways under the table
   lookup     of that warm call, the time inside the cache's lookup (the dispatcher's _cache_ms), and which of the
              cache's Python modules it imported (a plain hit imports none: pyshim/cache_hit.c)
   key        the key as a lookup makes it (pyshim/cache_key.c: the preimage and its SHA-256), in a new process
@@ -34,7 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = """\
 import json, sys, time
 import numpy as np
-t_import = time.perf_counter()
+t_import = t_start = time.perf_counter()
 import lorikeet as lk
 t_import = time.perf_counter() - t_import
 
@@ -68,15 +73,17 @@ else:
     t0, c0 = time.perf_counter(), time.thread_time()
     fn(*args)
     first, cpu = time.perf_counter() - t0, time.thread_time() - c0
+start = time.perf_counter() - t_start
 print(json.dumps({{"first_ms": first * 1e3, "cpu_ms": cpu * 1e3, "key_ms": key * 1e3, "import_ms": t_import * 1e3,
+                  "start_ms": start * 1e3,
                   "cache_ms": fn._cache_ms, "info": fn.cache_info(), "nvrtc": lk.runtime.stats()["compiles"],
                   "imported": sorted(m for m in set(sys.modules) - before if m.startswith("lorikeet."))}}))
 """
 
 
-def run(script, name, cache, on, mode="call"):
+def run(script, name, cache, on, mode="call", thread=True):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyshim"), LORIKEET_CACHE_DIR=cache,
-               LORIKEET_CACHE="1" if on else "0")
+               LORIKEET_CACHE="1" if on else "0", LORIKEET_JIT_THREAD="1" if thread else "0")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed Python code runs: from its .pyc
     p = subprocess.run([sys.executable, script, name, mode], env=env, capture_output=True, text=True, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -88,9 +95,9 @@ def table(tmp, backend, runs):
         f.write(PROGRAM.format(backend=backend))
     cache = os.path.join(tmp, f"cache_{backend}")
     print(f"backend {backend}, median of {runs} processes each")
-    print(f"{'function':10} {'cold':>9} {'warm':>9} {'(its CPU)':>9} {'lookup':>8} {'key':>8} {'key/cold':>8} "
-          f"{'miss':>8} {'miss/cold':>9} {'import':>8}")
-    imported = set()
+    print(f"{'function':10} {'cold':>9} {'warm':>9} {'(its CPU)':>9} {'at call':>9} {'lookup':>8} {'key':>8} "
+          f"{'key/cold':>8} {'miss':>8} {'miss/cold':>9} {'import':>8}")
+    imported, starts = set(), []
     for name in ("small", "stencil"):
         cold = [run(script, name, cache, False) for _ in range(runs)]
         # a miss as a used cache sees it: its folders made and its last eviction pass recent (a copy of a folder
@@ -103,18 +110,27 @@ def table(tmp, backend, runs):
             misses.append(run(script, name, os.path.join(tmp, f"miss_{backend}_{name}_{i}"), True))
         assert all(m["info"]["compiles"] == 1 for m in misses), misses[0]
         run(script, name, cache, True)  # fills the cache
-        warm = [run(script, name, cache, True) for _ in range(runs)]
-        assert all(w["info"]["hits"] == 1 and w["info"]["compiles"] == 0 and w["nvrtc"] == 0 for w in warm), warm[0]
+        warm, at_call = [], []
+        for _ in range(runs):  # alternated, so that both see the same load
+            warm.append(run(script, name, cache, True))
+            at_call.append(run(script, name, cache, True, thread=False))
+        assert all(w["info"]["hits"] == 1 and w["info"]["compiles"] == 0 and w["nvrtc"] == 0 for w in warm + at_call), \
+            warm[0]
         imported.update(m for w in warm for m in w["imported"] if m in ("lorikeet._key", "lorikeet._cache"))
         c = statistics.median(r["first_ms"] for r in cold)
         w = statistics.median(r["first_ms"] for r in warm)
         wc = statistics.median(r["cpu_ms"] for r in warm)
+        w0 = statistics.median(r["first_ms"] for r in at_call)
+        starts.append((name, [statistics.median(r[k] for r in rs) for rs in (warm, at_call) for k in ("import_ms", "start_ms")]))
         lookup = statistics.median(r["cache_ms"] for r in warm)
         k = statistics.median(run(script, name, cache, True, "key")["key_ms"] for _ in range(runs))
         m = statistics.median(r["cache_ms"] for r in misses)
         i = statistics.median(r["import_ms"] for r in cold + warm)
-        print(f"{name:10} {c:6.2f} ms {w:6.2f} ms {wc:6.2f} ms {lookup:5.2f} ms {k:5.2f} ms {100 * k / c:7.1f}% "
-              f"{m:5.2f} ms {100 * m / c:8.1f}% {i:5.1f} ms")
+        print(f"{name:10} {c:6.2f} ms {w:6.2f} ms {wc:6.2f} ms {w0:6.2f} ms {lookup:5.2f} ms {k:5.2f} ms "
+              f"{100 * k / c:7.1f}% {m:5.2f} ms {100 * m / c:8.1f}% {i:5.1f} ms")
+    for name, (imp, start, imp0, start0) in starts:
+        print(f"{name}: import {imp:.1f} ms, import to the first call's return {start:.1f} ms; with the JIT started at "
+              f"the call: {imp0:.1f} ms, {start0:.1f} ms")
     print("a warm first call imported " + (", ".join(sorted(imported)) if imported else
                                            "none of the cache's Python modules (lorikeet._key, lorikeet._cache)"))
 

@@ -599,5 +599,6 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__lorikeet(void)
     if (PyModule_AddIntConstant(m, "pipeline_version", IR_PIPELINE_VERSION) < 0) { Py_DECREF(m); return NULL; }
     lk_split_reload_env();
     if (lk_cache_key_module_init(m) < 0) { Py_DECREF(m); return NULL; }
+    be_llvm_start(); /* while the rest of lorikeet is imported and the caller's code runs */
     return m;
 }

@@ -244,12 +244,14 @@ typedef struct CgTarget {
     char features[1024]; /* the host's features, or empty for a level (its own) */
     bool avx2_fma, sse41; /* the target has them (they decide the vector math ISA) */
 } CgTarget;
-/* The host, or the level $LORIKEET_CPU names if this machine can run it; else false with diag set. */
-bool cg_target_choose(CgTarget *t, LkDiag *diag);
+void cg_target_host(CgTarget *t); /* the host CPU: LLVM's name and features for it (about 0.15 ms of cpuid) */
+/* host (cg_target_host's), or the level $LORIKEET_CPU names if this machine can run it; else false with diag set. */
+bool cg_target_choose(CgTarget *t, const CgTarget *host, LkDiag *diag);
 
 /* vecmath.c: libmvec variants of math calls, so that loops calling them vectorise */
 /* Once per process: the variants found for the target, for the JIT's symbol table. */
 int cg_vecmath_symbols(const CgTarget *target, RtSymbol *syms, int max);
+void cg_vecmath_preload(const CgTarget *host); /* libmvec loaded ahead, where any target of host may use it */
 /* f(args) on elem through its vector variant, the same function whether the call is vectorised or not; NULL when
  * f has none here (the caller emits the scalar call). */
 LLVMValueRef cg_vecmath_call(Cg *cg, IrMathFn f, LLVMTypeRef elem, LLVMValueRef *args);

@@ -6,7 +6,8 @@
  * freed when nothing uses it (llvm_backend.c counts the holds).
  * What only compiling needs (the target machine that optimises and emits code, LLVM's command-line options) is
  * made at the first compile, not with the JIT: a process whose code all comes from the disk cache never makes
- * it (about 0.35 ms of a cache hit's first call). */
+ * it (about 0.35 ms of a cache hit's first call). The JIT itself is started on a thread of its own when lorikeet
+ * is imported (be_llvm_start), so that a process's first call does not wait for it ("starting the JIT" below). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,6 @@ static LLVMOrcLLJITRef jit;
 static LLVMTargetRef llvm_target;
 static char *target_triple; /* as LLVM gave it, which is what a target machine made from it reports */
 static CgTarget target;
-static char init_error[512];
 static LLVMTargetMachineRef target_tm; /* made once, at the first compile (compile_target_once) */
 static pthread_once_t compile_target_once = PTHREAD_ONCE_INIT;
 
@@ -54,18 +54,15 @@ static bool define_absolute_symbols(const RtSymbol *syms, int n, LkDiag *diag)
     return true;
 }
 
-/* The runtime's functions (hidden in our shared object), its float16 conversions under the names LLVM calls, and
- * libmvec's vector math variants. */
+/* The runtime's functions (hidden in our shared object) and its float16 conversions under the names LLVM calls
+ * (libmvec's vector math variants depend on the target: start_second_half). */
 static bool define_runtime_symbols(LkDiag *diag)
 {
     int n;
     const RtSymbol *syms = rt_symbols(&n);
     if (!define_absolute_symbols(syms, n, diag)) return false;
     syms = rt_half_symbols(&n);
-    if (!define_absolute_symbols(syms, n, diag)) return false;
-    static RtSymbol variants[CG_MAX_VARIANTS * 2];
-    int nvariants = cg_vecmath_symbols(&target, variants, CG_MAX_VARIANTS * 2);
-    return define_absolute_symbols(variants, nvariants, diag);
+    return define_absolute_symbols(syms, n, diag);
 }
 
 /* InstCombine sinks an instruction into the successor that uses it, one block per iteration of its fixpoint
@@ -89,43 +86,55 @@ static void make_compile_target(void)
                                         LLVMCodeGenLevelAggressive, LLVMRelocDefault, LLVMCodeModelJITDefault);
 }
 
-bool cg_jit_init(LkDiag *diag)
+/* ---- starting the JIT ----
+ * In two halves. The first depends on nothing a process can change: LLVM's native target, the host CPU's name and
+ * features, the JIT itself, the runtime's symbols, libmvec loaded. be_llvm_start runs it on a thread of its own
+ * when lorikeet is imported (about 0.7 ms of CPU on a 2-core x86 machine that a process's first call then need not
+ * wait for); without one, the first user runs it. The second half reads the environment, at the first use as it
+ * always did: the target ($LORIKEET_CPU) and the vector math variants ($LORIKEET_VECTOR_MATH, the ISA). A failure
+ * of either is the process's answer from then on.
+ * fork() waits for a first half under way (before_fork), so that a child never inherits LLVM half made (a child
+ * whose parent had not begun it begins it itself), and so does exit(): LLVM's static destructors must not run
+ * under it. */
+typedef enum { START_IDLE, START_RUNNING, START_DONE, START_CLOSED } StartState;
+
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
+static StartState start_state;      /* the first half's, under start_lock as everything below */
+static bool first_ok, second_done, second_ok;
+static LkDiag start_failure;        /* why the JIT cannot be used, for every caller */
+static CgTarget host;               /* the host CPU, as cg_target_choose takes it */
+static int jit_ready;               /* both halves done: read without the lock (__atomic) */
+
+static bool start_first_half(LkDiag *diag)
 {
-    if (jit) return true;
-    if (init_error[0]) {
-        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
-        return false;
-    }
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
-        snprintf(init_error, sizeof init_error, "LLVM has no native target for this machine");
-        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "LLVM has no native target for this machine");
         return false;
     }
-    if (!cg_target_choose(&target, diag)) {
-        snprintf(init_error, sizeof init_error, "%s", diag->message);
-        return false;
-    }
+    cg_target_host(&host);
+    cg_vecmath_preload(&host);
     char *triple = LLVMGetDefaultTargetTriple();
     char *msg = NULL;
     if (LLVMGetTargetFromTriple(triple, &llvm_target, &msg)) {
-        snprintf(init_error, sizeof init_error, "LLVM target: %s", msg);
+        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "LLVM target: %s", msg);
         LLVMDisposeMessage(msg);
         LLVMDisposeMessage(triple);
-        lk_diag_set(diag, LK_ERR_UNAVAILABLE, "", 0, 0, "%s", init_error);
         return false;
     }
     target_triple = triple;
-    /* the JIT gets a target machine of its own of the same description (it takes it) */
-    LLVMTargetMachineRef jit_tm = LLVMCreateTargetMachine(llvm_target, triple, target.cpu, target.features,
-                                                          LLVMCodeGenLevelAggressive, LLVMRelocDefault,
-                                                          LLVMCodeModelJITDefault);
+    /* The JIT only links the object files compile_module emits with target_tm (it is never given IR), so its own
+     * target machine is the triple's generic one: LLJIT makes two of it (for its data layout, the same for every
+     * CPU of the triple, and for an IR compiler never used), and a host CPU's name and features cost each of the
+     * three several times what the triple alone does (the feature list is parsed and its implications closed). */
+    LLVMTargetMachineRef jit_tm = LLVMCreateTargetMachine(llvm_target, triple, "", "", LLVMCodeGenLevelNone,
+                                                          LLVMRelocDefault, LLVMCodeModelJITDefault);
     LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
     LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jit_tm));
     LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, builder);
     if (err) {
         jit = NULL;
         set_llvm_error(diag, "creating the JIT", err);
-        snprintf(init_error, sizeof init_error, "%s", diag->message);
         return false;
     }
     LLVMOrcDefinitionGeneratorRef gen;
@@ -136,6 +145,94 @@ bool cg_jit_init(LkDiag *diag)
     }
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
     return define_runtime_symbols(diag);
+}
+
+static bool start_second_half(LkDiag *diag)
+{
+    if (!cg_target_choose(&target, &host, diag)) return false;
+    static RtSymbol variants[CG_MAX_VARIANTS * 2];
+    int nvariants = cg_vecmath_symbols(&target, variants, CG_MAX_VARIANTS * 2);
+    return define_absolute_symbols(variants, nvariants, diag);
+}
+
+/* The first half, once: run by the caller if nobody began it, else waited for. With start_lock held. */
+static bool first_half_locked(void)
+{
+    while (start_state == START_RUNNING) pthread_cond_wait(&start_cond, &start_lock);
+    if (start_state == START_IDLE) {
+        start_state = START_RUNNING;
+        pthread_mutex_unlock(&start_lock);
+        LkDiag diag = {0};
+        bool ok = start_first_half(&diag);
+        pthread_mutex_lock(&start_lock);
+        if (!ok) start_failure = diag;
+        first_ok = ok;
+        start_state = START_DONE;
+        pthread_cond_broadcast(&start_cond);
+    }
+    return start_state == START_DONE && first_ok;
+}
+
+bool cg_jit_init(LkDiag *diag)
+{
+    if (__atomic_load_n(&jit_ready, __ATOMIC_ACQUIRE)) return true;
+    pthread_mutex_lock(&start_lock);
+    bool ok = first_half_locked();
+    if (ok && !second_done) {
+        LkDiag why = {0};
+        second_ok = start_second_half(&why);
+        if (!second_ok) start_failure = why;
+        second_done = true;
+        if (second_ok) __atomic_store_n(&jit_ready, 1, __ATOMIC_RELEASE);
+    }
+    ok = ok && second_ok;
+    if (!ok) *diag = start_failure;
+    pthread_mutex_unlock(&start_lock);
+    return ok;
+}
+
+static void *start_thread(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&start_lock);
+    first_half_locked();
+    pthread_mutex_unlock(&start_lock);
+    return NULL;
+}
+
+/* fork(): no first half under way from here until after_fork (start_lock is held across the fork) */
+static void before_fork(void)
+{
+    pthread_mutex_lock(&start_lock);
+    while (start_state == START_RUNNING) pthread_cond_wait(&start_cond, &start_lock);
+}
+
+static void after_fork(void)
+{
+    pthread_mutex_unlock(&start_lock);
+}
+
+/* exit(): a first half under way is finished, one not begun never begins */
+static void before_exit(void)
+{
+    pthread_mutex_lock(&start_lock);
+    while (start_state == START_RUNNING) pthread_cond_wait(&start_cond, &start_lock);
+    if (start_state == START_IDLE) {
+        start_state = START_CLOSED;
+        lk_diag_set(&start_failure, LK_ERR_UNAVAILABLE, "", 0, 0, "the JIT cannot start: the process is exiting");
+    }
+    pthread_mutex_unlock(&start_lock);
+}
+
+void be_llvm_start(void)
+{
+    static bool asked; /* under the GIL: the extension's module init */
+    const char *env = getenv("LORIKEET_JIT_THREAD");
+    if (asked || (env && strcmp(env, "0") == 0)) return; /* then the first use starts it */
+    asked = true;
+    if (pthread_atfork(before_fork, after_fork, after_fork) != 0 || atexit(before_exit) != 0) return;
+    pthread_t th;
+    if (pthread_create(&th, NULL, start_thread, NULL) == 0) pthread_detach(th);
 }
 
 LLVMTargetMachineRef cg_jit_target_machine(void)

@@ -28,22 +28,28 @@ static bool host_has_level(int level, const char **missing)
 }
 #undef NEED
 
-bool cg_target_choose(CgTarget *t, LkDiag *diag)
+void cg_target_host(CgTarget *t)
+{
+    memset(t, 0, sizeof *t);
+    char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+    snprintf(t->cpu, sizeof t->cpu, "%s", cpu);
+    snprintf(t->features, sizeof t->features, "%s", features);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    __builtin_cpu_init();
+    t->avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    t->sse41 = __builtin_cpu_supports("sse4.1");
+}
+
+bool cg_target_choose(CgTarget *t, const CgTarget *host, LkDiag *diag)
 {
     static const char *const level_names[] = {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
     const char *env = getenv("LORIKEET_CPU");
-    memset(t, 0, sizeof *t);
-    __builtin_cpu_init();
     if (!env || !*env || strcmp(env, "host") == 0) {
-        char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
-        snprintf(t->cpu, sizeof t->cpu, "%s", cpu);
-        snprintf(t->features, sizeof t->features, "%s", features);
-        LLVMDisposeMessage(cpu);
-        LLVMDisposeMessage(features);
-        t->avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        t->sse41 = __builtin_cpu_supports("sse4.1");
+        *t = *host;
         return true;
     }
+    memset(t, 0, sizeof *t);
     for (int level = 1; level <= 4; level++) {
         if (strcmp(env, level_names[level - 1]) != 0) continue;
         const char *missing = NULL;

