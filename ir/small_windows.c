@@ -39,116 +39,20 @@
  * ir_explicit_alloc and ir_reduce_inputs_as_maps (a reduce's input may still be the bare window). The loads of
  * the unrolled arm are not checked accesses, so bounds_plan.c never plans them: it has nothing to prove. The
  * if-expressions are marked versioned (ir.h): in a comprehension, version_imaps.c tests them once per call. */
-#include "ir.h"
+#include "wrap_form.h"
 
 #define MAX_ELEMS 64    /* elements of an unrolled window: beyond it the loop costs less than the code grows */
 #define MAX_NODES 4096  /* nodes of an unrolled expression: its body's copies and loads */
-#define MAX_TERMS 8     /* atoms of an affine form of a start or stop */
-#define MAX_DEPTH 32    /* nesting of a start or stop expression read as an affine form */
 #define MAX_INPUTS IR_MAX_MAP_INPUTS
 
-/* ---- affine forms, to see that stop - start is a constant ----
- * konst + sum coef * atom in int64's wrapping arithmetic (uint64_t here): + - * are exact modulo 2^64, so two
- * forms whose difference is the constant K give K exactly however the program's arithmetic wraps. */
-typedef struct Form {
-    uint64_t konst;
-    int n;
-    uint64_t coef[MAX_TERMS];
-    const IrNode *atom[MAX_TERMS];
-} Form;
-
-static bool is_int64(const IrType *t)
-{
-    return t && t->kind == IR_TY_SCALAR && t->dtype == IR_DT_INT64;
-}
-
-/* Atoms are equal when they read the same quiet thing; anything else only when it is the same node. */
-static bool same_atom(const IrNode *a, const IrNode *b)
-{
-    if (a == b) return true;
-    if (a->kind != b->kind || a->type != b->type) return false;
-    if (a->kind == IR_VAR) return a->u.var.var == b->u.var.var;
-    if (a->kind == IR_ARRAY_DIM)
-        return a->u.array_dim.axis == b->u.array_dim.axis && same_atom(a->u.array_dim.array, b->u.array_dim.array);
-    if (a->kind == IR_TUPLE_GET)
-        return a->u.tuple_get.k == b->u.tuple_get.k && same_atom(a->u.tuple_get.tuple, b->u.tuple_get.tuple);
-    if (a->kind == IR_CAST) return same_atom(a->u.cast.value, b->u.cast.value);
-    return false;
-}
-
-/* out = x + sign * y; false with too many atoms */
-static bool form_add(Form *out, const Form *x, const Form *y, uint64_t sign)
-{
-    Form r = *x;
-    r.konst += sign * y->konst;
-    for (int i = 0; i < y->n; i++) {
-        int j = 0;
-        while (j < r.n && !same_atom(r.atom[j], y->atom[i])) j++;
-        if (j == r.n) {
-            if (r.n == MAX_TERMS) return false;
-            r.atom[r.n] = y->atom[i];
-            r.coef[r.n++] = 0;
-        }
-        r.coef[j] += sign * y->coef[i];
-        if (r.coef[j] == 0) { /* cancelled: i - i */
-            r.atom[j] = r.atom[r.n - 1];
-            r.coef[j] = r.coef[--r.n];
-        }
-    }
-    *out = r;
-    return true;
-}
-
-static void form_scale(Form *f, uint64_t c)
-{
-    f->konst *= c;
-    int n = 0;
-    for (int i = 0; i < f->n; i++)
-        if ((f->coef[i] *= c) != 0) {
-            f->atom[n] = f->atom[i];
-            f->coef[n++] = f->coef[i];
-        }
-    f->n = n;
-}
-
-static bool form_of(const IrNode *e, Form *out, int depth)
-{
-    *out = (Form){0};
-    if (!is_int64(e->type) || depth == MAX_DEPTH) return false;
-    if (e->kind == IR_CONST) {
-        out->konst = (uint64_t)e->u.konst.i;
-        return true;
-    }
-    if (e->kind == IR_UNOP && (e->u.unop.op == IR_UOP_NEG || e->u.unop.op == IR_UOP_POS)) {
-        if (!form_of(e->u.unop.operand, out, depth + 1)) return false;
-        if (e->u.unop.op == IR_UOP_NEG) form_scale(out, (uint64_t)-1);
-        return true;
-    }
-    if (e->kind == IR_BINOP && (e->u.binop.op == IR_OP_ADD || e->u.binop.op == IR_OP_SUB || e->u.binop.op == IR_OP_MUL)) {
-        Form l, r;
-        if (!form_of(e->u.binop.lhs, &l, depth + 1) || !form_of(e->u.binop.rhs, &r, depth + 1)) return false;
-        if (e->u.binop.op != IR_OP_MUL) return form_add(out, &l, &r, e->u.binop.op == IR_OP_ADD ? 1 : (uint64_t)-1);
-        if (l.n && r.n) return false;
-        if (r.n) {
-            Form t = l;
-            l = r;
-            r = t;
-        }
-        form_scale(&l, r.konst);
-        *out = l;
-        return true;
-    }
-    out->n = 1;
-    out->coef[0] = 1;
-    out->atom[0] = e;
-    return true;
-}
+/* ---- affine forms (wrap_form.h), to see that stop - start is a constant ---- */
+typedef IrWrapForm Form;
 
 /* ---- windows ---- */
 
 static bool quiet_int64(const IrNode *e)
 {
-    return is_int64(e->type) && ir_effects(e) == 0;
+    return ir_is_int64(e->type) && ir_effects(e) == 0;
 }
 
 typedef struct Window {
@@ -163,11 +67,13 @@ typedef struct Window {
 static int64_t slice_extent(const IrNode *s)
 {
     const IrNode *start = s->u.slice.start, *stop = s->u.slice.stop, *step = s->u.slice.step;
-    if (step && !(step->kind == IR_CONST && is_int64(step->type) && step->u.konst.i == 1)) return 0;
-    if (!stop || !is_int64(stop->type)) return 0;
+    if (step && !(step->kind == IR_CONST && ir_is_int64(step->type) && step->u.konst.i == 1)) return 0;
+    if (!stop || !ir_is_int64(stop->type)) return 0;
     if (start && (!quiet_int64(start) || (start->kind == IR_CONST && start->u.konst.i < 0))) return 0;
     Form lo = {0}, hi, d;
-    if ((start && !form_of(start, &lo, 0)) || !form_of(stop, &hi, 0) || !form_add(&d, &hi, &lo, (uint64_t)-1)) return 0;
+    if ((start && !ir_form_of(start, &lo, NULL, NULL)) || !ir_form_of(stop, &hi, NULL, NULL) ||
+        !ir_form_add(&d, &hi, &lo, (uint64_t)-1))
+        return 0;
     if (d.n || d.konst < 1 || d.konst > MAX_ELEMS) return 0;
     return (int64_t)d.konst;
 }
@@ -309,7 +215,7 @@ static bool as_dot_operand(Rewrite *r, const IrNode *n, Input *in)
     const IrNode *c = s->u.slice.stop;
     if (c->kind != IR_CALL || c->u.call.ckind != IR_CALLEE_INTRINSIC || c->u.call.intrinsic != IR_INTR_CORE_DIM) return false;
     const IrNode *k = c->u.call.args[0], *k2 = c->u.call.args[1];
-    if (k2->kind != IR_ARRAY_DIM || k2->u.array_dim.axis != 0 || !same_atom(k2->u.array_dim.array, base)) return false;
+    if (k2->kind != IR_ARRAY_DIM || k2->u.array_dim.axis != 0 || !ir_form_same_atom(k2->u.array_dim.array, base)) return false;
     Window v;
     if (k->kind != IR_ARRAY_DIM || !as_window(k->u.array_dim.array, &v) || base->type->ndim != 1) return false;
     if (k->u.array_dim.axis >= v.ndim) return false;

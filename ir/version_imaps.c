@@ -33,18 +33,11 @@
  *
  * Runs after ir_check_unbound (a read that may be unbound is a check, not an atom) and with ir_version_loops,
  * before ir_mark_regions: each copy is a region. */
-#include "ir.h"
+#include "wrap_form.h"
 
-#define MAX_TERMS 8    /* atoms of a form */
-#define MAX_DEPTH 32   /* nesting of an operand read as a form */
 #define MAX_CONDS 64   /* compares gathered from one imap: the conditions past them keep their tests */
 
-typedef struct Form {
-    uint64_t konst;
-    int n;
-    uint64_t coef[MAX_TERMS];
-    const IrNode *atom[MAX_TERMS];
-} Form;
+typedef IrWrapForm Form;
 
 typedef struct Cond {
     IrCmpOp op;
@@ -60,62 +53,10 @@ typedef struct Pass {
     int nproven, cap_proven;
     Cond conds[MAX_CONDS];
     int nconds;
-    const IrNode *range_atom[4 * MAX_CONDS * MAX_TERMS]; /* every atom of the test, with its bound */
-    __int128 range_b[4 * MAX_CONDS * MAX_TERMS];
+    const IrNode *range_atom[4 * MAX_CONDS * IR_FORM_TERMS]; /* every atom of the test, with its bound */
+    __int128 range_b[4 * MAX_CONDS * IR_FORM_TERMS];
     int nranges;
 } Pass;
-
-static bool is_int64(const IrType *t)
-{
-    return t && t->kind == IR_TY_SCALAR && t->dtype == IR_DT_INT64;
-}
-
-static bool same_atom(const IrNode *a, const IrNode *b)
-{
-    if (a == b) return true;
-    if (a->kind != b->kind || a->type != b->type) return false;
-    if (a->kind == IR_VAR) return a->u.var.var == b->u.var.var;
-    if (a->kind == IR_ARRAY_DIM)
-        return a->u.array_dim.axis == b->u.array_dim.axis && same_atom(a->u.array_dim.array, b->u.array_dim.array);
-    if (a->kind == IR_TUPLE_GET)
-        return a->u.tuple_get.k == b->u.tuple_get.k && same_atom(a->u.tuple_get.tuple, b->u.tuple_get.tuple);
-    if (a->kind == IR_CAST) return same_atom(a->u.cast.value, b->u.cast.value);
-    return false;
-}
-
-static bool form_add(Form *out, const Form *x, const Form *y, uint64_t sign)
-{
-    Form r = *x;
-    r.konst += sign * y->konst;
-    for (int i = 0; i < y->n; i++) {
-        int j = 0;
-        while (j < r.n && !same_atom(r.atom[j], y->atom[i])) j++;
-        if (j == r.n) {
-            if (r.n == MAX_TERMS) return false;
-            r.atom[r.n] = y->atom[i];
-            r.coef[r.n++] = 0;
-        }
-        r.coef[j] += sign * y->coef[i];
-        if (r.coef[j] == 0) {
-            r.atom[j] = r.atom[r.n - 1];
-            r.coef[j] = r.coef[--r.n];
-        }
-    }
-    *out = r;
-    return true;
-}
-
-static void form_scale(Form *f, uint64_t c)
-{
-    f->konst *= c;
-    int n = 0;
-    for (int i = 0; i < f->n; i++)
-        if ((f->coef[i] *= c) != 0) {
-            f->atom[n] = f->atom[i];
-            f->coef[n++] = f->coef[i];
-        }
-    f->n = n;
-}
 
 /* ---- atoms ---- */
 
@@ -143,44 +84,22 @@ static int index_of(const Pass *p, const IrNode *e)
 /* A value the same for every element and before the imap: quiet, naming nothing bound inside it. */
 static bool invariant(const Pass *p, IrNode *e)
 {
-    if (!is_int64(e->type) || ir_effects(e) != 0) return false;
+    if (!ir_is_int64(e->type) || ir_effects(e) != 0) return false;
     Names k = {p->bound, false};
     names_bound(&e, &k);
     return !k.hit;
 }
 
-static bool form_of(const Pass *p, IrNode *e, Form *out, int depth)
+/* An atom of a form: an index of the imap, or a value the same for every element. */
+static bool atom_ok(const IrNode *e, void *env)
 {
-    *out = (Form){0};
-    if (!is_int64(e->type) || depth == MAX_DEPTH) return false;
-    if (e->kind == IR_CONST) {
-        out->konst = (uint64_t)e->u.konst.i;
-        return true;
-    }
-    if (e->kind == IR_UNOP && (e->u.unop.op == IR_UOP_NEG || e->u.unop.op == IR_UOP_POS)) {
-        if (!form_of(p, e->u.unop.operand, out, depth + 1)) return false;
-        if (e->u.unop.op == IR_UOP_NEG) form_scale(out, (uint64_t)-1);
-        return true;
-    }
-    if (e->kind == IR_BINOP && (e->u.binop.op == IR_OP_ADD || e->u.binop.op == IR_OP_SUB || e->u.binop.op == IR_OP_MUL)) {
-        Form l, r;
-        if (!form_of(p, e->u.binop.lhs, &l, depth + 1) || !form_of(p, e->u.binop.rhs, &r, depth + 1)) return false;
-        if (e->u.binop.op != IR_OP_MUL) return form_add(out, &l, &r, e->u.binop.op == IR_OP_ADD ? 1 : (uint64_t)-1);
-        if (l.n && r.n) return false;
-        if (r.n) {
-            Form t = l;
-            l = r;
-            r = t;
-        }
-        form_scale(&l, r.konst);
-        *out = l;
-        return true;
-    }
-    if (index_of(p, e) < 0 && !invariant(p, e)) return false;
-    out->n = 1;
-    out->coef[0] = 1;
-    out->atom[0] = e;
-    return true;
+    const Pass *p = env;
+    return index_of(p, e) >= 0 || invariant(p, (IrNode *)e);
+}
+
+static bool form_of(const Pass *p, IrNode *e, Form *out)
+{
+    return ir_form_of(e, out, atom_ok, (void *)p);
 }
 
 /* ---- the test ---- */
@@ -206,7 +125,7 @@ static void need_fit(Pass *p, const Form *f)
         int d = index_of(p, f->atom[i]);
         const IrNode *atom = d >= 0 ? p->imap->u.imap.dims[d] : f->atom[i];
         int k = 0;
-        while (k < p->nranges && !same_atom(p->range_atom[k], atom)) k++;
+        while (k < p->nranges && !ir_form_same_atom(p->range_atom[k], atom)) k++;
         if (k == p->nranges) {
             p->range_atom[p->nranges] = atom;
             p->range_b[p->nranges++] = b;
@@ -290,18 +209,18 @@ static bool relation(Pass *p, IrCmpOp op, const Form *f, IrNode **out)
 static int provable(Pass *p, const Cond *c, Form *ext, IrCmpOp *rel)
 {
     Form f;
-    if (!form_add(&f, &c->lhs, &c->rhs, (uint64_t)-1)) return 0;
+    if (!ir_form_add(&f, &c->lhs, &c->rhs, (uint64_t)-1)) return 0;
     for (int i = 0; i < f.n; i++)
         if ((int64_t)f.coef[i] == INT64_MIN) return 0; /* no magnitude: its side cannot be written */
     Form one = {.konst = 1};
     switch (c->op) {
     case IR_CMP_GE: *ext = extreme(p, &f, true); *rel = IR_CMP_GE; break;            /* min f >= 0 */
     case IR_CMP_GT: *ext = extreme(p, &f, true); *rel = IR_CMP_GE;                   /* min f - 1 >= 0 */
-        if (!form_add(ext, ext, &one, (uint64_t)-1)) return 0;
+        if (!ir_form_add(ext, ext, &one, (uint64_t)-1)) return 0;
         break;
     case IR_CMP_LE: *ext = extreme(p, &f, false); *rel = IR_CMP_LE; break;           /* max f <= 0 */
     case IR_CMP_LT: *ext = extreme(p, &f, false); *rel = IR_CMP_LE;                  /* max f + 1 <= 0 */
-        if (!form_add(ext, ext, &one, 1)) return 0;
+        if (!ir_form_add(ext, ext, &one, 1)) return 0;
         break;
     case IR_CMP_EQ: case IR_CMP_NE:
         if (has_index(p, &f)) return 0;
@@ -332,7 +251,7 @@ static bool gather_cond(Pass *p, IrNode *c)
     if (c->kind != IR_COMPARE || c->u.compare.nops != 1 || p->nconds == MAX_CONDS) return false;
     Cond *k = &p->conds[p->nconds];
     k->op = c->u.compare.ops[0];
-    if (!form_of(p, c->u.compare.operands[0], &k->lhs, 0) || !form_of(p, c->u.compare.operands[1], &k->rhs, 0)) return false;
+    if (!form_of(p, c->u.compare.operands[0], &k->lhs) || !form_of(p, c->u.compare.operands[1], &k->rhs)) return false;
     p->nconds++;
     return true;
 }
@@ -417,7 +336,7 @@ static IrNode *test_of(Pass *p)
         bool dup = false;
         for (int k = 0; k < ndone && !dup; k++) {
             Form d;
-            dup = done_rel[k] == rel && form_add(&d, &done[k], &ext, (uint64_t)-1) && d.n == 0 && d.konst == 0;
+            dup = done_rel[k] == rel && ir_form_add(&d, &done[k], &ext, (uint64_t)-1) && d.n == 0 && d.konst == 0;
         }
         if (dup) continue;
         done[ndone] = ext;
@@ -498,7 +417,7 @@ static IrNode *version_imap(IrFunc *f, IrNode *s)
     Pass *p = rt_arena_alloc(f->arena, sizeof *p);
     *p = (Pass){.f = f, .a = f->arena, .imap = imap};
     for (int d = 0; d < imap->u.imap.ndim; d++)
-        if (!is_int64(imap->u.imap.dims[d]->type) || ir_effects(imap->u.imap.dims[d]) != 0) return NULL;
+        if (!ir_is_int64(imap->u.imap.dims[d]->type) || ir_effects(imap->u.imap.dims[d]) != 0) return NULL;
     p->bound = rt_arena_alloc(f->arena, (size_t)f->nvars + 1);
     for (int i = 0; i <= f->nvars; i++) p->bound[i] = false;
     find_bound(&imap, p); /* the imap's own indices too: an atom names none of them */
