@@ -36,13 +36,8 @@ import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-PROGRAM = """\
-import json, sys, time
-import numpy as np
-t_import = t_start = time.perf_counter()
-import lorikeet as lk
-t_import = time.perf_counter() - t_import
-
+# the functions measured, for str.format(backend=...): also benchmarks.first_call_parts's
+FUNCTIONS = """\
 @lk.jit(backend={backend!r})
 def small(a, b):
     return np.sqrt(a * a + b * b).sum()
@@ -58,7 +53,16 @@ def stencil(u, c):
 
 fn = {{"small": small, "stencil": stencil}}[sys.argv[1]]
 args = {{"small": (np.ones(100), np.ones(100)), "stencil": (np.linspace(0, 1, 100), 0.25)}}[sys.argv[1]]
-key = first = cpu = 0.0
+"""
+
+PROGRAM = """\
+import json, sys, time
+import numpy as np
+t_import = t_start = time.perf_counter()
+import lorikeet as lk
+t_import = time.perf_counter() - t_import
+
+""" + FUNCTIONS + """key = first = cpu = 0.0
 before = set(sys.modules)
 if sys.argv[2] == "key":
     # the key as a lookup makes it, in a new process: the toolchain's text, the preimage and its hash (the

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from .cache_hit import ROOT
+from .cache_hit import FUNCTIONS, ROOT
 
 PROGRAM = """\
 import json, sys, time
@@ -28,22 +28,7 @@ t0 = time.perf_counter()
 import lorikeet as lk
 t1 = time.perf_counter()
 
-@lk.jit
-def small(a, b):
-    return np.sqrt(a * a + b * b).sum()
-
-@lk.jit
-def stencil(u, c):
-    out = np.empty_like(u)
-    out[0] = u[0]
-    out[-1] = u[-1]
-    for i in lk.prange(1, u.shape[0] - 1):
-        out[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-    return out, out.sum(), np.abs(out).max()
-
-fn = {"small": small, "stencil": stencil}[sys.argv[1]]
-args = {"small": (np.ones(100), np.ones(100)), "stencil": (np.linspace(0, 1, 100), 0.25)}[sys.argv[1]]
-t2 = time.perf_counter()
+""" + FUNCTIONS.format(backend="cpu") + """t2 = time.perf_counter()
 fn._untyped()
 t3 = time.perf_counter()
 lk._lorikeet.backend_available("cpu")
