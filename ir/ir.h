@@ -482,8 +482,10 @@ struct IrNode {
         struct { IrNode *start, *stop, *step; } slice;
         struct { IrNode *value; const char *name; } attr;
         /* is_list (untyped IR only): a list display `[a, b]`, which typespec makes an array (a tuple where a
-         * library function takes a sequence: np.zeros([n, m]), np.concatenate([a, b])) */
-        struct { IrNode **items; int n; bool is_list; } tuple;
+         * library function takes a sequence: np.zeros([n, m]), np.concatenate([a, b])). one_pass (typed IR,
+         * ir_sibling_reductions): every item is a reduction of everything, and a backend may run them as one
+         * loop over their common space when their spaces agree; the items' order of evaluation stands. */
+        struct { IrNode **items; int n; bool is_list, one_pass; } tuple;
         struct { IrNode *tuple; int k; int unpack_n; } tuple_get; /* unpack_n: targets of an unpacking, else 0 */
         struct { IrFunc *func; void *func_handle; } lambda;
         /* cond: if, or NULL. unpack: a tuple target `for i, x in ...` binds these names to the target's items (then
@@ -633,7 +635,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 16 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 17 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -645,7 +647,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 14: np.random (IR_TY_RNG, rng_new, rng_draw) and ir_check_random;
                                * 15: reductions over small windows unrolled (ir_small_windows), imaps
                                * versioned on their windows' tests (ir_version_imaps);
-                               * 16: ir_fuse_shared (shared intermediates recomputed, cost.c's rule) */
+                               * 16: ir_fuse_shared (shared intermediates recomputed, cost.c's rule);
+                               * 17: ir_sibling_reductions (one_pass tuples of reductions) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -676,6 +679,9 @@ void ir_version_loops(IrFunc *f);
 /* version_imaps.c: an imap whose element tests conditions of its indices that one test can prove for every element
  * becomes `if versioned <test>: <copy with each such (a if c else b) as a> else: <imap>` */
 void ir_version_imaps(IrFunc *f);
+/* sibling_reductions.c: reductions of everything over one space, in a run of statements, evaluated first as a
+ * one_pass tuple (see the tuple's one_pass) when moving them changes neither results nor the first error */
+void ir_sibling_reductions(IrFunc *f);
 /* ---- cost.c: the work of one element of a region, for a backend's decision whether a team or a launch pays ---- */
 typedef struct IrCostWeights {
     int64_t op;                   /* a node not weighed below: one arithmetic operation, the unit */
@@ -720,6 +726,9 @@ double ir_work_eval(const IrWorkPoly *p, const IrWorkArg *args, int nargs, doubl
  * another region's per-element code) with what each uses; the same for every backend, which may run a region on
  * one thread or many but never treats another node as one. Last in the pipeline. */
 void ir_mark_regions(IrFunc *f);
+/* The region whose code is that of regions rs[0..n) together (their uses, in id order): for a backend that runs
+ * several regions as one, as the items of a one_pass tuple. */
+IrRegion *ir_region_union(IrFunc *f, const IrRegion *const *rs, int n);
 /* reduce_inputs.c: the input of every reduce and scan becomes a map expression (the identity map over an array
  * that is not one), so that backends lower one shape and never add variables to the IR they lower. */
 void ir_reduce_inputs_as_maps(IrFunc *f);

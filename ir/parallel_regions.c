@@ -203,3 +203,20 @@ void ir_mark_regions(IrFunc *f)
 {
     mark_block(f, &f->body);
 }
+
+IrRegion *ir_region_union(IrFunc *f, const IrRegion *const *rs, int n)
+{
+    size_t size = (size_t)(f->nvars ? f->nvars : 1) * sizeof(bool);
+    bool *used = rt_arena_alloc(f->arena, size);
+    memset(used, 0, size);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; rs[i] && k < rs[i]->nuses; k++) used[rs[i]->uses[k]->id] = true;
+    IrRegion *r = rt_arena_alloc(f->arena, sizeof *r);
+    r->nuses = 0;
+    for (int id = 0; id < f->nvars; id++) r->nuses += used[id];
+    r->uses = rt_arena_alloc(f->arena, (size_t)(r->nuses ? r->nuses : 1) * sizeof *r->uses);
+    int k = 0;
+    for (int id = 0; id < f->nvars; id++)
+        if (used[id]) r->uses[k++] = f->vars[id];
+    return r;
+}

@@ -38,6 +38,7 @@ static const IrCheck checks[] = {
 static const IrPass after_checks[] = {
     ir_version_loops,     /* it copies loops: prange's rules count a variable's reads, the copy doubles them */
     ir_version_imaps,     /* the same for imaps whose element tests its indices (small_windows.c's tests) */
+    ir_sibling_reductions,/* on the final statements: it moves reductions the passes above leave in place */
     ir_mark_regions,      /* last: it only marks, on the final nodes (each copy of a versioned loop) */
 };
 

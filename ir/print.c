@@ -195,7 +195,7 @@ static void expr_node(Out *o, const IrNode *n)
         if (n->u.slice.step) { put(o, ":"); expr(o, n->u.slice.step); }
         return;
     case IR_ATTR: expr(o, n->u.attr.value); put(o, ".%s", n->u.attr.name); return;
-    case IR_TUPLE: put(o, "("); exprs(o, n->u.tuple.items, n->u.tuple.n); put(o, n->u.tuple.n == 1 ? ",)" : ")"); return;
+    case IR_TUPLE: put(o, n->u.tuple.one_pass ? "one_pass (" : "("); exprs(o, n->u.tuple.items, n->u.tuple.n); put(o, n->u.tuple.n == 1 ? ",)" : ")"); return;
     case IR_TUPLE_GET: expr(o, n->u.tuple_get.tuple); put(o, "[%d]", n->u.tuple_get.k); return;
     case IR_LAMBDA: put(o, "<function %s>", n->u.lambda.func ? n->u.lambda.func->name : "global"); return;
     case IR_COMPREHENSION:

@@ -50,11 +50,12 @@ def fit_simple_regression(x, y):
 
 FIT_IR = """\
 def fit_simple_regression.1(x: array(float64, 1d, C), y: array(float64, 1d, C)) -> (float64, float64):
-    $t17 = (parallel reduce[add](x) / float64(x.shape[0]))  : float64
-    $t19 = (parallel reduce[add](y) / float64(y.shape[0]))  : float64
-    slope = ((parallel reduce[add](map(lambda $t6, $t7, $t8, $t9: (($t6 - $t7) * ($t8 - $t9)), x, $t17, y, $t19)) \
-/ float64(bcast_shape[0](x, y))) / (parallel reduce[add](map(lambda $t12, $t13: (($t12 - $t13) * ($t12 - $t13)), \
-x, $t17)) / float64(bcast_shape[0](x, x))))  : float64
+    $t22 = one_pass (parallel reduce[add](x), parallel reduce[add](y))  : (float64, float64)
+    $t17 = ($t22[0] / float64(x.shape[0]))  : float64
+    $t19 = ($t22[1] / float64(y.shape[0]))  : float64
+    $t23 = one_pass (parallel reduce[add](map(lambda $t6, $t7, $t8, $t9: (($t6 - $t7) * ($t8 - $t9)), x, $t17, y, \
+$t19)), parallel reduce[add](map(lambda $t12, $t13: (($t12 - $t13) * ($t12 - $t13)), x, $t17)))  : (float64, float64)
+    slope = (($t23[0] / float64(bcast_shape[0](x, y))) / ($t23[1] / float64(bcast_shape[0](x, x))))  : float64
     offset = ($t19 - (slope * $t17))  : float64
     return (slope, offset)
 """
@@ -64,8 +65,9 @@ def test_regression_computes_each_mean_once():
     x, y = RNG.standard_normal(100), RNG.standard_normal(100)
     ir = ir_of(fit_simple_regression, x, y)
     assert ir == FIT_IR, ir
-    # 4 passes over the arrays: x.mean, y.mean, and the two fused sums of products
+    # 4 reductions in 2 passes over the arrays: x.mean with y.mean, then the two fused sums of products
     assert len(re.findall(r"reduce\[add\]\(", ir)) == 4
+    assert len(re.findall(r"one_pass \(", ir)) == 2
     assert functions_in(ir) == ["fit_simple_regression.1"]  # covariance was inlined: no code is made for it
 
 
@@ -104,8 +106,9 @@ def several_sites(a, b):
 SEVERAL_SITES_IR = """\
 def several_sites.1(a: array(float64, 1d, C), b: array(float64, 1d, C)) -> float64:
     sq.v = a[0:int64]  : float64
-    return (((parallel reduce[add](map(lambda $t2: ($t2 * $t2), a)) + parallel reduce[add](map(lambda $t4: ($t4 * $t4), b))) + \
-(sq.v * sq.v)) + sumsq_loop.2(a))
+    $t7 = one_pass (parallel reduce[add](map(lambda $t2: ($t2 * $t2), a)), parallel reduce[add](map(lambda $t4: ($t4 * $t4), \
+b)))  : (float64, float64)
+    return ((($t7[0] + $t7[1]) + (sq.v * sq.v)) + sumsq_loop.2(a))
 
 def sumsq_loop.2(a: array(float64, 1d, C)) -> float64:
     s = 0:float64  : float64
@@ -188,8 +191,9 @@ def normalise(x):
 
 NORMALISE_IR = """\
 def normalise.1(x: array(float64, 1d, C)) -> array(float64, 1d, C):
-    $t13 = parallel reduce[min](x)  : float64
-    $t14 = (parallel reduce[max](x) - $t13)  : float64
+    $t18 = one_pass (parallel reduce[min](x), parallel reduce[max](x))  : (float64, float64)
+    $t13 = $t18[0]  : float64
+    $t14 = ($t18[1] - $t13)  : float64
     $t15 = alloc array(float64, 1d, C) (bcast_shape[0](x, $t13, $t14))  : array(float64, 1d, C)
     parallel map(lambda $t9, $t10, $t12: (($t9 - $t10) / $t12), x, $t13, $t14, out=$t15)
     return $t15

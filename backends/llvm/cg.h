@@ -151,6 +151,9 @@ typedef struct CgMap {
     LLVMValueRef best;                 /* argmin/argmax along an axis: the array of best values so far */
     CgSink sink;
     bool have_vals;                    /* vals already evaluated (cg_map_inputs_first) */
+    /* the next of sibling reductions run in this map's loops (cg_reduce_siblings): its space equals this one's,
+     * and this map's flat_ok and flat_ok_static hold for all of them */
+    struct CgMap *sibling;
 } CgMap;
 /* Evaluates the inputs (unless have_vals) and checks their shapes against out_dims (or their broadcast, when
  * NULL); false with the diagnostic set when the map is too big to compile. */
@@ -176,6 +179,8 @@ void cg_map_axis_on_team(Cg *cg, CgMap *m);
 /* emit_reduce.c */
 LLVMValueRef cg_reduce(Cg *cg, const IrNode *n);
 LLVMValueRef cg_scan(Cg *cg, const IrNode *n);
+/* A one_pass tuple (ir/sibling_reductions.c): its reductions in one loop when their spaces agree. */
+LLVMValueRef cg_reduce_siblings(Cg *cg, const IrNode *n);
 /* The accumulating sinks: one element v (at the flat index, or the multi-index idx) into m's accumulator. */
 void cg_reduce_sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueRef *idx);
 /* A built-in operation's identity and combine; the user's combine applied to (a, x); whether argmin/argmax
@@ -187,6 +192,8 @@ LLVMValueRef cg_arg_better(Cg *cg, IrReduceOp op, IrDtype dt, LLVMValueRef x, LL
 
 /* team_reduce.c: reductions and scans of everything on the openmp team, m prepared as for one thread */
 LLVMValueRef cg_reduce_on_team(Cg *cg, CgMap *m, IrDtype dt);                          /* built-in op */
+/* sibling reductions with built-in ops, m[0..n) chained by sibling, each result left in its acc */
+void cg_reduce_siblings_on_team(Cg *cg, CgMap *m, int n, const IrDtype *dt, const IrRegion *region);
 LLVMValueRef cg_reduce_special_on_team(Cg *cg, CgMap *m, IrDtype dt, const IrNode *n); /* fn, argmin/max */
 LLVMValueRef cg_scan_on_team(Cg *cg, CgMap *m, const IrNode *n);                       /* cumsum, cumprod */
 LLVMValueRef cg_scan_func_on_team(Cg *cg, CgMap *m, const IrNode *n);                  /* lk.scan with fn */

@@ -394,16 +394,15 @@ static void sink(Cg *cg, CgMap *m, LLVMValueRef v, LLVMValueRef flat, LLVMValueR
     cg_store_elem(cg, ot->dtype, p, v);
 }
 
+/* One element of the map, and of each sibling after it (their spaces equal its own), each into its sink. */
 static void flat_body(Cg *cg, LLVMValueRef *idx, void *env)
 {
-    CgMap *m = env;
-    sink(cg, m, map_value_at(cg, m, idx[0], NULL), idx[0], NULL);
+    for (CgMap *m = env; m; m = m->sibling) sink(cg, m, map_value_at(cg, m, idx[0], NULL), idx[0], NULL);
 }
 
 static void nd_body(Cg *cg, LLVMValueRef *idx, void *env)
 {
-    CgMap *m = env;
-    sink(cg, m, map_value_at(cg, m, NULL, idx), NULL, idx);
+    for (CgMap *m = env; m; m = m->sibling) sink(cg, m, map_value_at(cg, m, NULL, idx), NULL, idx);
 }
 
 /* Run the map over its space: the flat loop when the layout allows it, else the loop nest. */

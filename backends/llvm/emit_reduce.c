@@ -337,3 +337,88 @@ LLVMValueRef cg_scan(Cg *cg, const IrNode *n)
     else cg_map_run(cg, &m, false, false); /* flat_ok_static is false: the loop nest */
     return m.out;
 }
+
+/* ---------------- sibling reductions ---------------- */
+
+/* Whether the items of a one_pass tuple are what this file runs together: each a reduction of everything with
+ * a built-in combine of one expression, over a map of one rank, its result the map's element type. */
+static bool siblings_fit(const IrNode *n)
+{
+    int ndim = -1;
+    for (int i = 0; i < n->u.tuple.n; i++) {
+        const IrNode *r = n->u.tuple.items[i];
+        if (r->kind != IR_REDUCE || r->u.reduce.axis >= 0 || r->u.reduce.input->kind != IR_MAP) return false;
+        IrReduceOp op = r->u.reduce.op;
+        if (op == IR_RED_FUNC || op == IR_RED_ARGMIN || op == IR_RED_ARGMAX) return false;
+        const IrNode *map = r->u.reduce.input;
+        if (r->type->kind != IR_TY_SCALAR || r->type->dtype != map->u.map.body->type->dtype) return false;
+        if (ndim >= 0 && map->type->ndim != ndim) return false;
+        ndim = map->type->ndim;
+    }
+    return true;
+}
+
+/* The items of a one_pass tuple (ir/sibling_reductions.c). Each is prepared as it would be alone, in order (its
+ * inputs evaluated and their shapes checked, an empty input refused for min and max), so the same error comes
+ * first; then, when every item's space equals the first's, one loop nest runs them all, each element of each
+ * map into its own accumulator (on the team: each thread's partials, combined in chunk order per item, as
+ * cg_reduce_on_team does for one), else each item runs its own loops. */
+LLVMValueRef cg_reduce_siblings(Cg *cg, const IrNode *n)
+{
+    int k = n->u.tuple.n;
+    LLVMValueRef agg = LLVMGetUndef(cg_type(cg, n->type));
+    if (!siblings_fit(n)) {
+        for (int i = 0; i < k; i++) agg = LLVMBuildInsertValue(cg->b, agg, cg_expr(cg, n->u.tuple.items[i]), (unsigned)i, "");
+        return agg;
+    }
+    CgMap *m = rt_arena_alloc(cg->f->arena, sizeof *m * (size_t)k);
+    IrDtype *dt = rt_arena_alloc(cg->f->arena, sizeof *dt * (size_t)k);
+    const IrRegion **regions = rt_arena_alloc(cg->f->arena, sizeof *regions * (size_t)k);
+    LLVMValueRef same = LLVMConstInt(cg->i1, 1, 0);
+    for (int i = 0; i < k; i++) {
+        const IrNode *r = n->u.tuple.items[i], *map = r->u.reduce.input;
+        m[i] = (CgMap){.red_op = r->u.reduce.op, .combine = &r->u.reduce.combine, .region = r->region};
+        regions[i] = r->region;
+        if (!cg_map_prepare(cg, &m[i], map, NULL, map->type->ndim)) return agg;
+        dt[i] = map->u.map.body->type->dtype;
+        if (ir_reduce_needs_items(m[i].red_op, m[i].combine)) {
+            LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
+            for (int d = 0; d < m[i].ndim; d++)
+                empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m[i].dims[d], cg_i64(cg, 0), ""), "");
+            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+            cg_raise_if(cg, empty, RT_ERR_VALUE, r->pos, extra, 1);
+        }
+        m[i].sink = CG_SINK_REDUCE_ALL;
+        m[i].acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt[i])), "acc");
+        LLVMBuildStore(cg->b, cg_red_identity(cg, m[i].red_op, dt[i]), m[i].acc);
+        for (int d = 0; i > 0 && d < m[i].ndim; d++)
+            same = LLVMBuildAnd(cg->b, same, LLVMBuildICmp(cg->b, LLVMIntEQ, m[i].dims[d], m[0].dims[d], ""), "");
+    }
+    bool team = cg_on_team(cg, n->u.tuple.items[0]) && m[0].ndim > 0;
+    LLVMBasicBlockRef together = cg_new_bb(cg, "siblings_together"), apart = cg_new_bb(cg, "siblings_apart"),
+                      done = cg_new_bb(cg, "siblings_done");
+    LLVMBuildCondBr(cg->b, same, together, apart);
+    LLVMPositionBuilderAtEnd(cg->b, apart);
+    for (int i = 0; i < k; i++) {
+        if (team) cg_reduce_on_team(cg, &m[i], dt[i]);
+        else cg_map_run(cg, &m[i], true, true);
+    }
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, together);
+    CgMap *chain = rt_arena_alloc(cg->f->arena, sizeof *chain * (size_t)k);
+    for (int i = 0; i < k; i++) {
+        chain[i] = m[i];
+        chain[i].sibling = i + 1 < k ? &chain[i + 1] : NULL;
+        if (i > 0) {
+            chain[0].flat_ok_static = chain[0].flat_ok_static && m[i].flat_ok_static;
+            chain[0].flat_ok = LLVMBuildAnd(cg->b, chain[0].flat_ok, m[i].flat_ok, "");
+        }
+    }
+    if (team) cg_reduce_siblings_on_team(cg, chain, k, dt, ir_region_union(cg->f, regions, k));
+    else cg_map_run(cg, &chain[0], true, true);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+    for (int i = 0; i < k; i++)
+        agg = LLVMBuildInsertValue(cg->b, agg, LLVMBuildLoad2(cg->b, cg_type(cg, ir_type_scalar(dt[i])), m[i].acc, ""), (unsigned)i, "");
+    return agg;
+}

@@ -187,6 +187,7 @@ LLVMValueRef cg_expr(Cg *cg, const IrNode *n)
         break;
     case IR_INDEX: return cg_index(cg, n);
     case IR_TUPLE: {
+        if (n->u.tuple.one_pass && !cg->gpu) return cg_reduce_siblings(cg, n); /* reductions in one loop */
         LLVMValueRef agg = LLVMGetUndef(cg_type(cg, n->type));
         for (int i = 0; i < n->u.tuple.n; i++)
             agg = LLVMBuildInsertValue(cg->b, agg, cg_expr(cg, n->u.tuple.items[i]), (unsigned)i, "");

@@ -93,6 +93,61 @@ LLVMValueRef cg_reduce_on_team(Cg *cg, CgMap *m, IrDtype dt)
     return LLVMBuildLoad2(cg->b, et, m->acc, "");
 }
 
+/* Sibling reductions (cg_reduce_siblings) on the team: each thread runs its rows of the chain once, every map
+ * into its own accumulator, and leaves each in that map's partials; then each map's partials are combined in
+ * chunk order, as cg_reduce_on_team combines one map's. */
+void cg_reduce_siblings_on_team(Cg *cg, CgMap *m, int n, const IrDtype *dt, const IrRegion *region)
+{
+    RtArena *a = cg->f->arena;
+    LLVMTypeRef *et = rt_arena_alloc(a, sizeof *et * (size_t)n);
+    LLVMValueRef *partials = rt_arena_alloc(a, sizeof *partials * (size_t)n);
+    LLVMValueRef work = cg_i64(cg, 0);
+    for (int i = 0; i < n; i++) {
+        et[i] = cg_type(cg, ir_type_scalar(dt[i]));
+        work = LLVMBuildAdd(cg->b, work, cg_map_work(cg, &m[i], m[i].map->u.map.body), "");
+    }
+    LLVMBasicBlockRef par = cg_new_bb(cg, "siblings_team"), seq = cg_new_bb(cg, "siblings_alone"),
+                      joined = cg_new_bb(cg, "siblings_joined");
+    LLVMBuildCondBr(cg->b, cg_worth_a_team(cg, work), par, seq);
+    LLVMPositionBuilderAtEnd(cg->b, seq);
+    cg_map_run(cg, &m[0], true, true); /* the accumulators hold their identities */
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, par);
+    CgOutline o = {0};
+    CgMapCaps *caps = rt_arena_alloc(a, sizeof *caps * (size_t)n);
+    int *cpart = rt_arena_alloc(a, sizeof *cpart * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        partials[i] = cg_alloca(cg, LLVMArrayType(et[i], RT_MAX_CHUNKS), "partials");
+        cg_map_capture(&o, &m[i], &caps[i]);
+        cpart[i] = cg_capture(&o, partials[i]);
+    }
+    LLVMValueRef rows = m[0].dims[0];
+    cg_outline_begin(cg, &o, region);
+    CgMap *mine = rt_arena_alloc(a, sizeof *mine * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        mine[i] = m[i];
+        cg_map_restore(&o, &mine[i], &caps[i]);
+        mine[i].sibling = i + 1 < n ? &mine[i + 1] : NULL;
+        mine[i].acc = cg_alloca(cg, et[i], "acc");
+        LLVMBuildStore(cg->b, cg_red_identity(cg, m[i].red_op, dt[i]), mine[i].acc);
+    }
+    cg_map_run_chunk(cg, &mine[0], true, o.lo, o.hi, true);
+    LLVMValueRef idx[2] = {cg_i64(cg, 0), LLVMBuildZExt(cg->b, o.tid, cg->i64, "")};
+    for (int i = 0; i < n; i++)
+        LLVMBuildStore(cg->b, LLVMBuildLoad2(cg->b, et[i], mine[i].acc, ""),
+                       LLVMBuildGEP2(cg->b, LLVMArrayType(et[i], RT_MAX_CHUNKS), cg_outline_get(&o, cpart[i]), idx, 2, ""));
+    LLVMValueRef nchunks = cg_outline_end(cg, &o, rows, work);
+    for (int i = 0; i < n; i++) {
+        Partials p = {&m[i], dt[i], et[i]};
+        p.values = partials[i];
+        p.acc = m[i].acc;
+        LLVMBuildStore(cg->b, cg_red_identity(cg, m[i].red_op, dt[i]), m[i].acc);
+        over_chunks(cg, nchunks, combine_builtin_partial, &p);
+    }
+    LLVMBuildBr(cg->b, joined);
+    LLVMPositionBuilderAtEnd(cg->b, joined);
+}
+
 /* the user's combine over the chunks' partials, in chunk order, skipping chunks that saw nothing */
 static void combine_func_partial(Cg *cg, LLVMValueRef *t, void *env)
 {
