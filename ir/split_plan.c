@@ -24,7 +24,8 @@
  *    element (a scalar) whose partials combine (add, mul, min, max, and, or, nanmin, nanmax; argmin and argmax
  *    of an argument itself, whose pieces' indices are offset by their first row and compared by the elements
  *    there), assigned to a variable that is only returned, or returned directly; one whose input has no row axis
- *    is the same in every piece;
+ *    is the same in every piece; a one_pass tuple of such reductions (ir/sibling_reductions.c), each item
+ *    then as a variable assigned it;
  *  - a matrix product whose left operand has the rows and whose right operand is read whole;
  *  - transposes of arguments read whole; scalar assignments the same in every piece;
  *  - one return, last, of row arrays, reductions and values the same in every piece (or a tuple of them).
@@ -49,13 +50,32 @@ typedef enum {
     VC_PARAM_ARRAY, /* an array argument: its kind in Planner.args */
 } VarClass;
 
+/* The items of a one_pass tuple of reductions (ir/sibling_reductions.c) assigned to a variable: each is what a
+ * variable assigned that reduction would be. */
+typedef struct Siblings {
+    int n;
+    VarClass cls[IR_MAX_TUPLE];
+    IrReduceOp op[IR_MAX_TUPLE];
+    int arg[IR_MAX_TUPLE];
+} Siblings;
+
 typedef struct Planner {
     const IrFunc *f;
     IrSplitPlan *plan;
     VarClass *cls;      /* by var id */
     IrReduceOp *op;     /* by var id, for VC_PARTIAL */
     int *arg;           /* by var id, for VC_PARTIAL: the compared argument of an argmin/argmax, else -1 */
+    Siblings **sib;     /* by var id: a one_pass tuple's items, or NULL */
 } Planner;
+
+/* `$g[k]` of a variable assigned a one_pass tuple: its item's record, or NULL for any other tuple_get. */
+static const Siblings *sibling_of(const Planner *P, const IrNode *e, int *k)
+{
+    const IrNode *t = e->u.tuple_get.tuple;
+    if (t->kind != IR_VAR || !P->sib[t->u.var.var->id]) return NULL;
+    *k = e->u.tuple_get.k;
+    return P->sib[t->u.var.var->id];
+}
 
 static bool refuse(Planner *P, const IrNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool refuse(Planner *P, const IrNode *n, const char *fmt, ...)
@@ -238,6 +258,13 @@ static VarClass scalar_class(Planner *P, IrNode *e)
             }
         return VC_UNIFORM;
     case IR_TUPLE_GET: {
+        int k;
+        const Siblings *sb = sibling_of(P, e, &k);
+        if (sb && sb->cls[k] == VC_PARTIAL) {
+            refuse(P, e, "uses the value of a reduction over all rows, which no piece has");
+            return VC_NONE;
+        }
+        if (sb) return sb->cls[k];
         /* an element of a tuple of dims (a.shape)[0] */
         IrNode *t = e->u.tuple_get.tuple;
         if (t->kind == IR_TUPLE && e->u.tuple_get.k < t->u.tuple.n) return scalar_class(P, t->u.tuple.items[e->u.tuple_get.k]);
@@ -445,6 +472,21 @@ static bool assign_ok(Planner *P, IrNode *s, const IrNode *next)
         P->arg[v->id] = arg_compared(P, val);
         return true;
     }
+    if (val->kind == IR_TUPLE && val->u.tuple.one_pass) {
+        Siblings *sb = calloc(1, sizeof *sb);
+        if (!sb) return refuse(P, s, "out of memory");
+        P->sib[v->id] = sb;
+        sb->n = val->u.tuple.n;
+        for (int k = 0; k < sb->n; k++) {
+            IrNode *r = val->u.tuple.items[k];
+            if (r->kind != IR_REDUCE) return refuse(P, r, "a %s the pieces cannot share", ir_kind_name(r->kind));
+            sb->cls[k] = scalar_reduce(P, r);
+            if (sb->cls[k] == VC_NONE) return false;
+            sb->op[k] = r->u.reduce.op;
+            sb->arg[k] = arg_compared(P, r);
+        }
+        return true;
+    }
     if (val->kind == IR_CALL && val->u.call.ckind == IR_CALLEE_INTRINSIC && val->u.call.intrinsic == IR_INTR_TRANSPOSE) {
         if (!use_whole(P, val->u.call.args[0])) return false;
         P->cls[v->id] = VC_WHOLE_ARRAY;
@@ -512,6 +554,9 @@ static bool result_ok(Planner *P, IrNode *v)
     }
     if (v->type->kind == IR_TY_TUPLE || v->type->kind == IR_TY_NONE)
         return v->type->kind == IR_TY_NONE || refuse(P, v, "returns a tuple the pieces cannot share");
+    int k;
+    const Siblings *sb = v->kind == IR_TUPLE_GET ? sibling_of(P, v, &k) : NULL;
+    if (sb && sb->cls[k] == VC_PARTIAL) return add_result(P, IR_SPLIT_COMBINE, sb->op[k], v->type, sb->arg[k]);
     if (v->kind == IR_REDUCE) {
         VarClass c = scalar_reduce(P, v);
         if (c == VC_NONE) return false;
@@ -615,8 +660,8 @@ void ir_split_plan(const IrFunc *f, IrSplitPlan *plan)
     plan->nargs = f->nparams;
     plan->args = calloc((size_t)(f->nparams ? f->nparams : 1), sizeof *plan->args);
     Planner P = {f, plan, calloc((size_t)f->nvars + 1, sizeof *P.cls), calloc((size_t)f->nvars + 1, sizeof *P.op),
-                 calloc((size_t)f->nvars + 1, sizeof *P.arg)};
-    if (!plan->args || !P.cls || !P.op || !P.arg) {
+                 calloc((size_t)f->nvars + 1, sizeof *P.arg), calloc((size_t)f->nvars + 1, sizeof *P.sib)};
+    if (!plan->args || !P.cls || !P.op || !P.arg || !P.sib) {
         refuse(&P, NULL, "out of memory");
         goto done;
     }
@@ -652,6 +697,8 @@ void ir_split_plan(const IrFunc *f, IrSplitPlan *plan)
     for (int i = 0; i < f->nparams; i++)
         if (P.cls[i] == VC_PARAM_ARRAY && plan->args[i] == IR_SPLIT_ARG_NONE) plan->args[i] = IR_SPLIT_ARG_WHOLE;
 done:
+    for (int i = 0; P.sib && i <= f->nvars; i++) free(P.sib[i]);
+    free(P.sib);
     free(P.cls);
     free(P.op);
     free(P.arg);

@@ -143,6 +143,10 @@ def where_argmax_of_square(a):
     return (a * a).argmax()
 
 
+def spread(a):
+    return (a - a.min()) / (a.max() - a.min())
+
+
 def test_plans_say_how_each_argument_and_result_is_split():
     a, b, c = (RNG.standard_normal((40, 3)) for _ in range(3))
     p = J(fused).inspect_split(a, b, c)
@@ -153,6 +157,9 @@ def test_plans_say_how_each_argument_and_result_is_split():
     assert J(map_and_max).inspect_split(a, b)["results"] == ["concatenate", "combine max"]
     assert J(rows_times).inspect_split(a, b.T.copy())["args"] == ["rows", "whole"]
     assert J(row_sums).inspect_split(a)["results"] == ["concatenate"]
+    # the four reductions share one pass (a one_pass tuple): each item still combines across pieces
+    assert "one_pass" in J(extremes).inspect_types(a)
+    assert J(extremes).inspect_split(a)["results"] == ["combine min", "combine max", "combine nanmin", "combine nanmax"]
 
 
 @pytest.mark.parametrize("fn,text,reason", [
@@ -163,6 +170,7 @@ def test_plans_say_how_each_argument_and_result_is_split():
     (running, "np.cumsum(a)", "flattened"),
     (first_row, "a[0, 0]", "indexing"),
     (where_argmax_of_square, "(a * a).argmax()", "argmin or argmax of an expression"),
+    (spread, "(a - a.min()) / (a.max() - a.min())", "a reduction over all rows"),
 ])
 def test_plans_name_the_line_that_prevents_a_split(fn, text, reason):
     a = RNG.standard_normal((40, 3))
