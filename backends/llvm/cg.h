@@ -46,6 +46,8 @@ typedef struct Cg {
     RtNames *names;               /* the strings error records name (source files, variables), by index */
     bool parallel;                /* the openmp backend: outermost data-parallel loops run on the team */
     int chunk_level;              /* the loop level a chunk restricts (0; 1 for reductions along axis 0) */
+    bool scalar_nest;             /* the nests being emitted keep their innermost loop scalar (emit_array.c's
+                                   * nd_nest: the general copy, whose gathers cost more than they give) */
     /* the gpu backend's host code (gpu_launch.c): its kernels, and the global that holds their loaded module */
     const GpuHost *gpu;
     LLVMValueRef gpu_module;
@@ -154,6 +156,8 @@ typedef struct CgMap {
     /* the next of sibling reductions run in this map's loops (cg_reduce_siblings): its space equals this one's,
      * and this map's flat_ok and flat_ok_static hold for all of them */
     struct CgMap *sibling;
+    bool unit_inner;                   /* being emitted: the copy of the nest where every input's innermost
+                                        * stride is its element size (emit_array.c's nd_nest) */
 } CgMap;
 /* Evaluates the inputs (unless have_vals) and checks their shapes against out_dims (or their broadcast, when
  * NULL); false with the diagnostic set when the map is too big to compile. */

@@ -29,11 +29,26 @@ void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br)
     cg_mark_loop(cg, latch_br, true, false);
 }
 
+/* llvm.loop.vectorize.width 1: the loop stays scalar (interleaving and unrolling may still apply). */
+static void mark_scalar(Cg *cg, LLVMValueRef latch_br)
+{
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
+    LLVMMetadataRef width[2] = {LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.width", 25),
+                                LLVMValueAsMetadata(LLVMConstInt(cg->i32, 1, 0))};
+    LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(cg->ctx, width, 2)};
+    LLVMMetadataRef loop = LLVMMDNodeInContext2(cg->ctx, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, loop); /* the loop id refers to itself */
+    LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(cg->ctx, "llvm.loop", 9), LLVMMetadataAsValue(cg->ctx, loop));
+}
+
 static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *idx, CgLoopBody body, void *env,
                  bool vectorize, LLVMValueRef lo0, LLVMValueRef hi0)
 {
     if (level == ndim) {
+        bool scalar = cg->scalar_nest; /* this nest's own innermost loop, not the loops of its element */
+        cg->scalar_nest = false;
         body(cg, idx, env);
+        cg->scalar_nest = scalar;
         return;
     }
     LLVMValueRef counter = cg_alloca(cg, cg->i64, "idx");
@@ -51,7 +66,8 @@ static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *
     LLVMValueRef next = LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, counter, ""), cg_i64(cg, 1), "");
     LLVMBuildStore(cg->b, next, counter);
     LLVMValueRef br = LLVMBuildBr(cg->b, head);
-    if (vectorize && level == ndim - 1) cg_mark_vectorize(cg, br);
+    if (cg->scalar_nest && level == ndim - 1) mark_scalar(cg, br);
+    else if (vectorize && level == ndim - 1) cg_mark_vectorize(cg, br);
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 
