@@ -228,6 +228,46 @@ def test_checked_index_loops_vectorise_behind_one_bounds_test():
     assert same.shape == (18, 18) and (same == 9.0).all()
 
 
+def plain_loop_ids(text):
+    """The loop ids of the optimised IR whose three properties are vectorize.width 1, interleave.count 1 and
+    unroll.disable: the loops of a versioned if's general arm."""
+    md = dict(re.findall(r"^(![0-9]+) = (.*)$", text, re.M))
+    want = {'!{!"llvm.loop.vectorize.width", i32 1}', '!{!"llvm.loop.interleave.count", i32 1}',
+            '!{!"llvm.loop.unroll.disable"}'}
+    ids = []
+    for name, body in md.items():
+        m = re.fullmatch(r"distinct !\{(![0-9]+)((, ![0-9]+)*)\}", body)
+        if m and m.group(1) == name and {md.get(op) for op in m.group(2).split(", ")[1:]} == want:
+            ids.append(name)
+    return ids
+
+
+def conv_loops_wrapping(x, w):
+    # x[i - 1] at i = 0 reads the last row, as Python's index does: the versioned loops' test fails on every input
+    out = np.empty((x.shape[0], x.shape[1] - 2))
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1] - 2):
+            s = 0.0
+            for dj in range(3):
+                s += x[i - 1, j + dj] * w[dj]
+            out[i, j] = s
+    return out
+
+
+def test_the_checked_copy_of_versioned_loops_is_compiled_plain():
+    # the copy for inputs that fail the test is not vectorised, interleaved or unrolled: it halved nothing of the
+    # time of the inputs that take it (they are checked element by element) but cost a third of the compile time
+    skip_on_gpu("inspect_llvm of a gpu function shows its host code; its kernels are CUDA C (tests/test_gpu_codegen.py)")
+    x, w = np.ones((20, 20)), np.ones(3)
+    text = lk.jit(conv_loops).inspect_llvm(x, np.ones((3, 3)))
+    assert VECTOR_ARITH.search(text), "the proven copy no longer vectorises"
+    assert plain_loop_ids(text), "no loop of the checked copy is marked plain"
+    plain_only = lk.jit(conv_loops_wrapping)
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((9, 7)), rng.standard_normal(3)
+    np.testing.assert_allclose(plain_only(x, w), conv_loops_wrapping(x, w), rtol=1e-15, atol=0)
+
+
 def every_intrinsic(a, b, m):
     t = a.T                                  # transpose
     r = a.reshape(-1)                        # reshape

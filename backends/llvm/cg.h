@@ -48,6 +48,11 @@ typedef struct Cg {
     int chunk_level;              /* the loop level a chunk restricts (0; 1 for reductions along axis 0) */
     bool scalar_nest;             /* the nests being emitted keep their innermost loop scalar (emit_array.c's
                                    * nd_nest: the general copy, whose gathers cost more than they give) */
+    int cold;                     /* > 0 while emitting the general arm of a versioned if (ir/version_loops.c,
+                                   * ir/version_imaps.c, ir/small_windows.c): code that runs only for inputs the
+                                   * fast copy does not take. Its loops stay plain (loops.c): optimising them
+                                   * doubled the compile time of a versioned function for speed that is rarely
+                                   * used */
     /* the gpu backend's host code (gpu_launch.c): its kernels, and the global that holds their loaded module */
     const GpuHost *gpu;
     LLVMValueRef gpu_module;

@@ -490,7 +490,7 @@ static void line(Cg *cg, LLVMValueRef *idx, void *env)
 static void plain_nest(Cg *cg, CgMap *m, LLVMValueRef lo, LLVMValueRef hi, bool vectorize)
 {
     LLVMBasicBlockRef done = NULL;
-    if (by_lines(m) && !cg->scalar_nest) { /* the general copy, scalar anyway, is not worth a third copy */
+    if (by_lines(m) && !cg->scalar_nest && !cg->cold) { /* the general copy, scalar anyway, is not worth a third */
         LLVMBasicBlockRef lines = cg_new_bb(cg, "lines"), elements = cg_new_bb(cg, "elements");
         done = cg_new_bb(cg, "lines_end");
         LLVMValueRef longer = LLVMBuildICmp(cg->b, LLVMIntSGE, m->dims[m->ndim - 1], cg_i64(cg, LONG_LINE), "");
@@ -519,7 +519,7 @@ static void plain_nest(Cg *cg, CgMap *m, LLVMValueRef lo, LLVMValueRef hi, bool 
  * 1.2x faster), and vectorising both copies cost 30% more compile time where one costs 13%. */
 static void nd_nest(Cg *cg, CgMap *m, LLVMValueRef lo, LLVMValueRef hi, bool vectorize)
 {
-    if (m->unit_inner || !has_strided_input(m)) {
+    if (m->unit_inner || cg->cold || !has_strided_input(m)) { /* cold code: one copy, plain */
         plain_nest(cg, m, lo, hi, vectorize);
         return;
     }

@@ -144,7 +144,9 @@ static LLVMValueRef cg_ifexp(Cg *cg, const IrNode *n)
     LLVMBasicBlockRef from_t = LLVMGetInsertBlock(cg->b);
     LLVMBuildBr(cg->b, done);
     LLVMPositionBuilderAtEnd(cg->b, bf);
+    cg->cold += n->u.ifexp.versioned;
     LLVMValueRef vf = cg_expr(cg, n->u.ifexp.orelse);
+    cg->cold -= n->u.ifexp.versioned;
     LLVMBasicBlockRef from_f = LLVMGetInsertBlock(cg->b);
     LLVMBuildBr(cg->b, done);
     LLVMPositionBuilderAtEnd(cg->b, done);
@@ -231,7 +233,9 @@ static void cg_if(Cg *cg, const IrNode *s)
     cg_block(cg, &s->u.if_.then);
     if (!terminated(cg)) LLVMBuildBr(cg->b, done);
     LLVMPositionBuilderAtEnd(cg->b, bf);
+    cg->cold += s->u.if_.versioned;
     cg_block(cg, &s->u.if_.orelse);
+    cg->cold -= s->u.if_.versioned;
     if (!terminated(cg)) LLVMBuildBr(cg->b, done);
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
@@ -258,7 +262,10 @@ static void cg_while(Cg *cg, const IrNode *s)
     if (!cg_push_loop(cg, done, head, s->pos)) return;
     cg_block(cg, &s->u.while_.body);
     cg->loop_depth--;
-    if (!terminated(cg)) LLVMBuildBr(cg->b, head);
+    if (!terminated(cg)) {
+        LLVMValueRef back = LLVMBuildBr(cg->b, head);
+        if (cg->cold) cg_mark_loop(cg, back, false, false);
+    }
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 

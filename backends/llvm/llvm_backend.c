@@ -432,9 +432,9 @@ static BeCompiled *llvm_load(const void *bytes, size_t size, const BeOptions *op
  * features, not necessarily the host's); vecmath lists the math functions that have a libmvec variant here (none
  * without libmvec or with LORIKEET_VECTOR_MATH=0), since those loops call it. CG_CODEGEN_VERSION changes with
  * what this backend makes of the IR; RT_MAX_THREADS and RtCtx's size are compiled into the code. */
-#define CG_CODEGEN_VERSION 4 /* 2: errors as a record, and the table of names as data; 3: loops are versioned
+#define CG_CODEGEN_VERSION 5 /* 2: errors as a record, and the table of names as data; 3: loops are versioned
                               * in the IR (ir/version_loops.c), no longer here; 4: InstCombine sinks no code
-                              * (jit.c) */
+                              * (jit.c); 5: the loops of a versioned if's general arm stay plain (cg->cold) */
 _Static_assert(IR_MATH_COUNT <= 64, "key_extras lists the math functions with a vector variant in 64 bits");
 static char *key_extras(const char *backend, const BeOptions *opts, LkDiag *diag)
 {

@@ -1,27 +1,53 @@
 /* loops.c: counted loop nests for the data-parallel nodes, and the hints a loop's latch can carry. The index of
  * each level is an i64 from 0 to its dim; the innermost latch may carry llvm.loop.vectorize.enable, which lets
  * LLVM reorder a float reduction (NumPy's own sums are pairwise, not sequential, so this is no loss of fidelity). */
+#include <string.h>
 #include <llvm-c/DebugInfo.h>
 #include "cg.h"
 
-void cg_mark_loop(Cg *cg, LLVMValueRef latch_br, bool vectorize, bool no_runtime_unroll)
+/* A loop id carrying the given properties (llvm.loop's operands: each a name, with its value where it has
+ * one), on the loop whose latch branch this is. */
+typedef struct LoopProp {
+    const char *name;
+    int value;  /* -1: the property has no value */
+    bool flag;  /* the value is an i1 (llvm.loop.vectorize.enable's form), else an i32 */
+} LoopProp;
+
+static void set_loop_md(Cg *cg, LLVMValueRef latch_br, const LoopProp *props, unsigned nprops)
 {
-    if (!vectorize && !no_runtime_unroll) return;
     LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
-    LLVMMetadataRef loop_ops[3] = {tmp};
-    unsigned n = 1;
-    if (vectorize) {
-        LLVMMetadataRef enable_ops[2] = {LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.enable", 26),
-                                         LLVMValueAsMetadata(LLVMConstInt(cg->i1, 1, 0))};
-        loop_ops[n++] = LLVMMDNodeInContext2(cg->ctx, enable_ops, 2);
+    LLVMMetadataRef ops[5] = {tmp};
+    for (unsigned k = 0; k < nprops; k++) {
+        LLVMMetadataRef prop[2] = {LLVMMDStringInContext2(cg->ctx, props[k].name, strlen(props[k].name)), NULL};
+        if (props[k].value >= 0)
+            prop[1] = LLVMValueAsMetadata(LLVMConstInt(props[k].flag ? cg->i1 : cg->i32, (unsigned)props[k].value, 0));
+        ops[k + 1] = LLVMMDNodeInContext2(cg->ctx, prop, props[k].value >= 0 ? 2 : 1);
     }
-    if (no_runtime_unroll) {
-        LLVMMetadataRef off = LLVMMDStringInContext2(cg->ctx, "llvm.loop.unroll.runtime.disable", 32);
-        loop_ops[n++] = LLVMMDNodeInContext2(cg->ctx, &off, 1);
-    }
-    LLVMMetadataRef loop = LLVMMDNodeInContext2(cg->ctx, loop_ops, n);
+    LLVMMetadataRef loop = LLVMMDNodeInContext2(cg->ctx, ops, nprops + 1);
     LLVMMetadataReplaceAllUsesWith(tmp, loop); /* the loop id refers to itself */
     LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(cg->ctx, "llvm.loop", 9), LLVMMetadataAsValue(cg->ctx, loop));
+}
+
+/* A loop of cold code (cg->cold) stays as written: no vectorising, interleaving or unrolling. */
+static void mark_plain(Cg *cg, LLVMValueRef latch_br)
+{
+    const LoopProp plain[3] = {{"llvm.loop.vectorize.width", 1, false},
+                               {"llvm.loop.interleave.count", 1, false},
+                               {"llvm.loop.unroll.disable", -1, false}};
+    set_loop_md(cg, latch_br, plain, 3);
+}
+
+void cg_mark_loop(Cg *cg, LLVMValueRef latch_br, bool vectorize, bool no_runtime_unroll)
+{
+    if (cg->cold) {
+        mark_plain(cg, latch_br);
+        return;
+    }
+    LoopProp props[2];
+    unsigned n = 0;
+    if (vectorize) props[n++] = (LoopProp){"llvm.loop.vectorize.enable", 1, true};
+    if (no_runtime_unroll) props[n++] = (LoopProp){"llvm.loop.unroll.runtime.disable", -1, false};
+    if (n) set_loop_md(cg, latch_br, props, n);
 }
 
 void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br)
@@ -32,13 +58,8 @@ void cg_mark_vectorize(Cg *cg, LLVMValueRef latch_br)
 /* llvm.loop.vectorize.width 1: the loop stays scalar (interleaving and unrolling may still apply). */
 static void mark_scalar(Cg *cg, LLVMValueRef latch_br)
 {
-    LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
-    LLVMMetadataRef width[2] = {LLVMMDStringInContext2(cg->ctx, "llvm.loop.vectorize.width", 25),
-                                LLVMValueAsMetadata(LLVMConstInt(cg->i32, 1, 0))};
-    LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(cg->ctx, width, 2)};
-    LLVMMetadataRef loop = LLVMMDNodeInContext2(cg->ctx, ops, 2);
-    LLVMMetadataReplaceAllUsesWith(tmp, loop); /* the loop id refers to itself */
-    LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(cg->ctx, "llvm.loop", 9), LLVMMetadataAsValue(cg->ctx, loop));
+    const LoopProp scalar = {"llvm.loop.vectorize.width", 1, false};
+    set_loop_md(cg, latch_br, &scalar, 1);
 }
 
 static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *idx, CgLoopBody body, void *env,
@@ -66,7 +87,8 @@ static void nest(Cg *cg, int level, int ndim, LLVMValueRef *dims, LLVMValueRef *
     LLVMValueRef next = LLVMBuildAdd(cg->b, LLVMBuildLoad2(cg->b, cg->i64, counter, ""), cg_i64(cg, 1), "");
     LLVMBuildStore(cg->b, next, counter);
     LLVMValueRef br = LLVMBuildBr(cg->b, head);
-    if (cg->scalar_nest && level == ndim - 1) mark_scalar(cg, br);
+    if (cg->cold) mark_plain(cg, br);
+    else if (cg->scalar_nest && level == ndim - 1) mark_scalar(cg, br);
     else if (vectorize && level == ndim - 1) cg_mark_vectorize(cg, br);
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
