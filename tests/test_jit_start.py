@@ -140,6 +140,31 @@ def test_the_environment_is_read_at_the_first_use_not_at_import(tmp_path):
     assert out["got"] == pytest.approx(out["want"], rel=1e-13)
 
 
+def test_a_lower_level_named_after_import_calls_its_own_vector_math(tmp_path):
+    """The thread that starts the JIT defines the vector math variants of the host's own ISA ahead; a level below
+    the host named after import (x86-64-v2: SSE4.1's 2-lane variants) still gets its own variants, defined at the
+    first use, and never the host's."""
+    r = run(tmp_path, """
+        import json, os, re
+        import numpy as np
+        import lorikeet as lk
+        os.environ["LORIKEET_CPU"] = "x86-64-v2"
+        f = lk.jit(lambda a: np.exp(a) + np.sin(a))
+        a = np.linspace(0.0, 1.0, 1001)
+        called = sorted(set(re.findall(r"_ZGV[a-z]N[0-9]+v_[a-z]+", f.inspect_llvm(a))))
+        got = f(a)
+        print(json.dumps({"extras": lk._lorikeet.key_extras("cpu"), "called": called,
+                          "err": float(np.abs(got - (np.exp(a) + np.sin(a))).max())}))
+    """, env={"LORIKEET_CACHE": "0"})
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert ";cpu=x86-64-v2;" in out["extras"], out["extras"]
+    if ";vecmath=0;" in out["extras"]:
+        pytest.skip("no libmvec variants on this machine")
+    assert out["called"] == ["_ZGVbN2v_exp", "_ZGVbN2v_sin"], out["called"]
+    assert out["err"] <= 2e-15, out["err"]  # a few ulp of values up to 3.6
+
+
 def test_a_target_named_after_import_is_refused_by_name_at_every_call(tmp_path):
     r = run(tmp_path, """
         import os

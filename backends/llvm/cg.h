@@ -265,9 +265,12 @@ void cg_target_host(CgTarget *t); /* the host CPU: LLVM's name and features for 
 bool cg_target_choose(CgTarget *t, const CgTarget *host, LkDiag *diag);
 
 /* vecmath.c: libmvec variants of math calls, so that loops calling them vectorise */
-/* Once per process: the variants found for the target, for the JIT's symbol table. */
-int cg_vecmath_symbols(const CgTarget *target, RtSymbol *syms, int max);
-void cg_vecmath_preload(const CgTarget *host); /* libmvec loaded ahead, where any target of host may use it */
+/* Once per process, ahead (the JIT's start): libmvec loaded and the variants of the host's own ISA found, into
+ * syms for the JIT's symbol table; their number. */
+int cg_vecmath_preload(const CgTarget *host, RtSymbol *syms, int max);
+/* Once per process, at the first use: whether and which variants the target's code calls; into syms those the
+ * JIT must still define (a target below the host's level needs its own ISA's); their number. */
+int cg_vecmath_choose(const CgTarget *target, RtSymbol *syms, int max);
 /* f(args) on elem through its vector variant, the same function whether the call is vectorised or not; NULL when
  * f has none here (the caller emits the scalar call). */
 LLVMValueRef cg_vecmath_call(Cg *cg, IrMathFn f, LLVMTypeRef elem, LLVMValueRef *args);

@@ -55,7 +55,7 @@ static bool define_absolute_symbols(const RtSymbol *syms, int n, LkDiag *diag)
 }
 
 /* The runtime's functions (hidden in our shared object) and its float16 conversions under the names LLVM calls
- * (libmvec's vector math variants depend on the target: start_second_half). */
+ * (libmvec's vector math variants: start_first_half and, for a target below the host, start_second_half). */
 static bool define_runtime_symbols(LkDiag *diag)
 {
     int n;
@@ -88,11 +88,13 @@ static void make_compile_target(void)
 
 /* ---- starting the JIT ----
  * In two halves. The first depends on nothing a process can change: LLVM's native target, the host CPU's name and
- * features, the JIT itself, the runtime's symbols, libmvec loaded. be_llvm_start runs it on a thread of its own
- * when lorikeet is imported (about 0.7 ms of CPU on a 2-core x86 machine that a process's first call then need not
- * wait for); without one, the first user runs it. The second half reads the environment, at the first use as it
- * always did: the target ($LORIKEET_CPU) and the vector math variants ($LORIKEET_VECTOR_MATH, the ISA). A failure
- * of either is the process's answer from then on.
+ * features, the JIT itself, the runtime's symbols, libmvec loaded and the variants of the host's ISA defined.
+ * be_llvm_start runs it on a thread of its own when lorikeet is imported (about 0.9 ms of CPU on a 2-core x86
+ * machine that a process's first call then need not wait for); without one, the first user runs it. The second
+ * half reads the environment, at the first use as it always did: the target ($LORIKEET_CPU) and whether the
+ * vector math variants are used ($LORIKEET_VECTOR_MATH, the ISA). It costs a few microseconds where the target is
+ * the host (finding the variants there cost 0.12 ms of the first call). A failure of either is the process's
+ * answer from then on.
  * fork() waits for a first half under way (before_fork), so that a child never inherits LLVM half made (a child
  * whose parent had not begun it begins it itself), and so does exit(): LLVM's static destructors must not run
  * under it. */
@@ -113,7 +115,6 @@ static bool start_first_half(LkDiag *diag)
         return false;
     }
     cg_target_host(&host);
-    cg_vecmath_preload(&host);
     char *triple = LLVMGetDefaultTargetTriple();
     char *msg = NULL;
     if (LLVMGetTargetFromTriple(triple, &llvm_target, &msg)) {
@@ -144,14 +145,16 @@ static bool start_first_half(LkDiag *diag)
         return false;
     }
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
-    return define_runtime_symbols(diag);
+    static RtSymbol variants[CG_MAX_VARIANTS * 2];
+    int nvariants = cg_vecmath_preload(&host, variants, CG_MAX_VARIANTS * 2);
+    return define_runtime_symbols(diag) && define_absolute_symbols(variants, nvariants, diag);
 }
 
 static bool start_second_half(LkDiag *diag)
 {
     if (!cg_target_choose(&target, &host, diag)) return false;
     static RtSymbol variants[CG_MAX_VARIANTS * 2];
-    int nvariants = cg_vecmath_symbols(&target, variants, CG_MAX_VARIANTS * 2);
+    int nvariants = cg_vecmath_choose(&target, variants, CG_MAX_VARIANTS * 2);
     return define_absolute_symbols(variants, nvariants, diag);
 }
 

@@ -17,7 +17,7 @@
  * prefers 256-bit vectors on AVX-512 machines anyway.
  *
  * Only variants that libmvec.so.1 of this process exports are used; each is given to the JIT as an absolute
- * symbol. No libmvec (older glibc, musl), a target without SSE4.1, or LORIKEET_VECTOR_MATH=0 means scalar libm
+ * symbol (those of the host's ISA whatever the target, so that the thread starting the JIT can do it ahead). No libmvec (older glibc, musl), a target without SSE4.1, or LORIKEET_VECTOR_MATH=0 means scalar libm
  * calls: slower, and the same within rounding. libmvec's functions are accurate to a few ulp (glibc's manual
  * lists them); NumPy's own SIMD exp/log/sin differ from libm by as much. */
 #include <dlfcn.h>
@@ -43,58 +43,99 @@ typedef struct {
     int lanes64;
 } MvecIsa;
 
+/* The variants of one ISA that libmvec exports: found[f][is_f32]. */
+typedef struct {
+    MvecIsa isa;               /* letter 0: none looked up */
+    bool found[IR_MATH_COUNT][2];
+} MvecTable;
+
 static struct {
-    bool ready, enabled;
-    MvecIsa isa;
-    bool found[IR_MATH_COUNT][2]; /* found[f][is_f32]: the variant exists in libmvec */
+    bool enabled;
+    MvecIsa isa;               /* the process's, once chosen (cg_vecmath_choose) */
+    bool found[IR_MATH_COUNT][2];
+    MvecTable preloaded;       /* the host's own ISA's, found ahead (cg_vecmath_preload) */
 } mvec;
+
+static int lanes_of(MvecIsa isa, bool f32)
+{
+    return f32 ? isa.lanes64 * 2 : isa.lanes64;
+}
 
 static int lanes(bool f32)
 {
-    return f32 ? mvec.isa.lanes64 * 2 : mvec.isa.lanes64;
+    return lanes_of(mvec.isa, f32);
+}
+
+static void variant_name_of(char *out, size_t size, MvecIsa isa, IrMathFn f, bool f32)
+{
+    snprintf(out, size, "_ZGV%cN%d%s_%s%s", isa.letter, lanes_of(isa, f32), ir_math_arity(f) == 2 ? "vv" : "v",
+             mvec_base(f), f32 ? "f" : "");
 }
 
 static void variant_name(char *out, size_t size, IrMathFn f, bool f32)
 {
-    snprintf(out, size, "_ZGV%cN%d%s_%s%s", mvec.isa.letter, lanes(f32), ir_math_arity(f) == 2 ? "vv" : "v",
-             mvec_base(f), f32 ? "f" : "");
+    variant_name_of(out, size, mvec.isa, f, f32);
 }
 
-/* Finds the variants (once per process) and fills syms with their names and addresses for the JIT. */
-/* Loading libmvec is most of what finding the variants costs (about 0.1 ms); the thread that starts the JIT does it
- * ahead (jit.c), where a target of this host may use it. cg_vecmath_symbols still decides, from the target and the
- * environment, whether its variants are used (its dlopen then finds the library loaded). */
-void cg_vecmath_preload(const CgTarget *host)
+/* The ISA a target's loops use: AVX2's 'd' where it has AVX2 and FMA, SSE4.1's 'b' where it has that, else none
+ * (letter 0). */
+static MvecIsa isa_of(const CgTarget *t)
 {
-    if (host->sse41) (void)dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (t->avx2_fma) return (MvecIsa){'d', 4};
+    if (t->sse41) return (MvecIsa){'b', 2};
+    return (MvecIsa){0, 0};
 }
 
-int cg_vecmath_symbols(const CgTarget *target, RtSymbol *syms, int max)
+/* Looks up isa's variants in libmvec (loaded), fills table and syms (names and addresses for the JIT); their
+ * number. */
+static int find_variants(MvecIsa isa, MvecTable *table, RtSymbol *syms, int max)
 {
-    if (mvec.ready) return 0;
-    mvec.ready = true;
-    const char *env = getenv("LORIKEET_VECTOR_MATH");
-    if (env && strcmp(env, "0") == 0) return 0;
-    if (target->avx2_fma) mvec.isa = (MvecIsa){'d', 4};
-    else if (target->sse41) mvec.isa = (MvecIsa){'b', 2};
-    else return 0;
-    void *lib = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL);
+    memset(table, 0, sizeof *table);
+    table->isa = isa;
+    void *lib = isa.letter ? dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) : NULL;
     if (!lib) return 0;
     int n = 0;
     for (int f = 0; f < IR_MATH_COUNT; f++) {
         if (!mvec_base((IrMathFn)f)) continue;
         for (int f32 = 0; f32 < 2; f32++) {
             char name[64];
-            variant_name(name, sizeof name, (IrMathFn)f, f32);
+            variant_name_of(name, sizeof name, isa, (IrMathFn)f, f32);
             void *addr = dlsym(lib, name);
             if (!addr || n >= max) continue;
-            mvec.found[f][f32] = true;
+            table->found[f][f32] = true;
             syms[n].name = strdup(name);
             syms[n].addr = addr;
             n++;
         }
     }
-    mvec.enabled = n > 0;
+    return n;
+}
+
+/* Finding the variants (loading libmvec, a dlsym for each, and the JIT's definitions of them: about 0.2 ms) is
+ * done ahead by the thread that starts the JIT (jit.c's first half), for the ISA of the host itself, which is
+ * the target unless $LORIKEET_CPU names a lower level. Defining them decides nothing: cg_vecmath_choose, at the
+ * first use, decides from the target and the environment whether the process's code calls them. */
+int cg_vecmath_preload(const CgTarget *host, RtSymbol *syms, int max)
+{
+    return find_variants(isa_of(host), &mvec.preloaded, syms, max);
+}
+
+int cg_vecmath_choose(const CgTarget *target, RtSymbol *syms, int max)
+{
+    const char *env = getenv("LORIKEET_VECTOR_MATH");
+    if (env && strcmp(env, "0") == 0) return 0;
+    MvecIsa isa = isa_of(target);
+    if (!isa.letter) return 0;
+    MvecTable lower; /* a target below the host (LORIKEET_CPU=x86-64-v2 on an AVX2 host): its own variants */
+    const MvecTable *table = &mvec.preloaded;
+    int n = 0;
+    if (isa.letter != mvec.preloaded.isa.letter) {
+        n = find_variants(isa, &lower, syms, max);
+        table = &lower;
+    }
+    mvec.isa = isa;
+    memcpy(mvec.found, table->found, sizeof mvec.found);
+    for (int f = 0; f < IR_MATH_COUNT; f++) mvec.enabled |= mvec.found[f][0] || mvec.found[f][1];
     return n;
 }
 
