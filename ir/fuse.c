@@ -24,21 +24,66 @@ static void substitute(IrNode **p, void *env)
     ir_each_child(*p, substitute, env);
 }
 
-static void find_var(IrNode **p, void *env)
+/* Where a body reads param: at all, and only under a condition (an arm of an if-expression, an operand of
+ * `and`/`or` after the first), which evaluates it for some elements only. */
+typedef struct Reads {
+    IrVar *param;
+    bool conditional;  /* the node being visited is evaluated under a condition */
+    bool read, read_conditionally;
+} Reads;
+
+static void find_reads(IrNode **p, void *env)
 {
-    Subst *s = env;
-    if ((*p)->kind == IR_VAR && (*p)->u.var.var == s->param) s->body = *p;
-    else if (!s->body) ir_each_child(*p, find_var, env);
+    Reads *r = env;
+    IrNode *n = *p;
+    if (n->kind == IR_VAR && n->u.var.var == r->param) {
+        r->read = true;
+        r->read_conditionally |= r->conditional;
+        return;
+    }
+    bool outer = r->conditional;
+    if (n->kind == IR_IFEXP) {
+        find_reads(&n->u.ifexp.cond, r);
+        r->conditional = true;
+        find_reads(&n->u.ifexp.then, r);
+        find_reads(&n->u.ifexp.orelse, r);
+    } else if (n->kind == IR_BOOLOP) {
+        for (int k = 0; k < n->u.boolop.n; k++) {
+            find_reads(&n->u.boolop.values[k], r);
+            r->conditional = true;
+        }
+    } else {
+        ir_each_child(n, find_reads, env);
+    }
+    r->conditional = outer;
 }
 
-/* An input whose element the body never reads (np.isnan of integers is False) is still computed, as NumPy
- * computes it, when computing it may raise: then it is not fused away. */
-static bool dropped_would_raise(IrNode *body, IrVar *param, const IrNode *input_body)
+/* An integer power, whose negative exponent NumPy's elementwise power raises for too. */
+static void find_int_power(IrNode **p, void *env)
+{
+    const IrNode *n = *p;
+    if (n->kind == IR_BINOP && n->u.binop.op == IR_OP_POW && n->u.binop.lhs->type &&
+        n->u.binop.lhs->type->kind == IR_TY_SCALAR && ir_dtype_is_int(n->u.binop.lhs->type->dtype))
+        *(bool *)env = true;
+    else if (!*(bool *)env)
+        ir_each_child(*p, find_int_power, env);
+}
+
+/* NumPy computes an input whole before the operation that reads it, so an input whose element may raise raises
+ * for every element, whatever the body does with it. It is not fused where the body never reads its element
+ * (np.isnan of integers is False); nor, where NumPy raises too (an integer power with a negative exponent),
+ * where the body reads it under a condition (np.where(c, x, a ** e): the power's error for an element where c
+ * holds would be skipped). An integer division is: NumPy gives 0 for a zero divisor, with a warning, where
+ * lorikeet raises (USERGUIDE, Differences), so np.where(b != 0, a // b, 0), fused, gives NumPy's values. */
+static bool dropped_would_raise(IrNode *body, IrVar *param, IrNode *input_body)
 {
     if (!(ir_effects(input_body) & IR_FX_RAISE)) return false;
-    Subst s = {param, NULL};
-    find_var(&body, &s);
-    return s.body == NULL;
+    Reads r = {.param = param};
+    find_reads(&body, &r);
+    if (!r.read) return true;
+    bool int_power = false;
+    find_int_power(&input_body, &int_power);
+    return r.read_conditionally && int_power;
 }
 
 static void rename_param(IrNode **p, void *env)

@@ -635,7 +635,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 17 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 18 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -648,7 +648,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 15: reductions over small windows unrolled (ir_small_windows), imaps
                                * versioned on their windows' tests (ir_version_imaps);
                                * 16: ir_fuse_shared (shared intermediates recomputed, cost.c's rule);
-                               * 17: ir_sibling_reductions (one_pass tuples of reductions) */
+                               * 17: ir_sibling_reductions (one_pass tuples of reductions); 18: ir_fuse
+                               * leaves an input that may raise out of a conditional (np.where's arms) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */

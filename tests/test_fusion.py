@@ -293,3 +293,52 @@ def test_no_leak_across_fused_calls():
     after = lk.runtime.stats()
     assert after["allocations"] - before["allocations"] == 100
     assert after["live_bytes"] == before["live_bytes"]
+
+
+def where_of_a_power(c, x, a, e):
+    return np.where(c, x, np.power(a, e))
+
+
+def where_of_a_power_read_twice(c, a, e):
+    p = a ** e
+    return np.where(c, p, -p)
+
+
+def where_of_a_float_power(c, x, a, e):
+    return np.where(c, x, a ** e)
+
+
+@pytest.mark.parametrize("c", [True, np.array([True, False, True])])
+def test_an_input_that_raises_raises_even_where_np_where_takes_the_other(c):
+    # NumPy computes np.power(a, e) whole before np.where chooses: a negative integer exponent raises even for
+    # elements where c picks x. Fused into the choice, the power would be skipped there (fuzz seed 931878).
+    x, a, e = np.arange(3), np.array([2, 3, 4]), np.array([1, -1, 2])
+    with pytest.raises(ValueError, match="negative integer powers"):
+        where_of_a_power(True, x, a, e)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        J(where_of_a_power)(c, x, a, e)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        J(where_of_a_power_read_twice)(c, a, e)
+    e = np.array([1, 0, 2])
+    np.testing.assert_array_equal(J(where_of_a_power)(c, x, a, e), where_of_a_power(c, x, a, e))
+    np.testing.assert_array_equal(J(where_of_a_power_read_twice)(c, a, e), where_of_a_power_read_twice(c, a, e))
+
+
+def test_an_input_that_cannot_raise_is_still_fused_into_np_where():
+    c, x, a, e = np.array([True, False, True]), np.zeros(3), np.array([2.0, 3.0, 4.0]), np.array([1.0, -1.0, 2.0])
+    np.testing.assert_allclose(J(where_of_a_float_power)(c, x, a, e), where_of_a_float_power(c, x, a, e), rtol=4e-16)
+    assert J(where_of_a_float_power).inspect_types(c, x, a, e).count("map(") == 1
+
+
+def guarded_division(a, b):
+    return np.where(b != 0, a // b, 0)
+
+
+def test_a_guarded_integer_division_gives_numpys_values():
+    # NumPy computes a // b whole (0 and a warning for a zero divisor) and np.where drops those elements; lorikeet
+    # raises ZeroDivisionError for an integer division by zero (a documented difference), so the division stays
+    # fused into np.where's arm, where it runs only for the elements np.where keeps
+    a, b = np.array([7, 8, 9, -9]), np.array([2, 0, 3, 0])
+    with np.errstate(divide="ignore"):
+        want = guarded_division(a, b)
+    np.testing.assert_array_equal(J(guarded_division)(a, b), want)
