@@ -565,3 +565,25 @@ def test_a_stored_value_raises_its_own_error_before_the_target_s(f, a, b, c, k):
     # Python evaluates the value (b + c: NumPy's broadcast ValueError) before the target (a[k]: IndexError)
     want = state_after(f, a.copy(), b, c, k)
     assert state_after(lk.jit(f), a.copy(), b, c, k) == want
+
+
+def store_nan_in_view(a, i):
+    a[i, None, 1] = np.nan
+
+
+def store_nan_in_rows(a, i):
+    a[i:i + 2] = np.nan
+
+
+def store_inf_in_view(a, i):
+    a[i, None] = np.inf
+
+
+@pytest.mark.parametrize("f", [store_nan_in_view, store_nan_in_rows, store_inf_in_view], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32])
+@pytest.mark.parametrize("i", [1, 9, -9])
+def test_a_view_store_raises_its_index_error_before_converting_the_value(f, dtype, i):
+    # NumPy indexes first, then converts: a[9, None, 1] = nan is an IndexError, a[1, None, 1] = nan the ValueError
+    # of converting NaN to an integer (fuzz seed 931628)
+    want = state_after(f, np.zeros((4, 2), dtype), i)
+    assert state_after(lk.jit(f), np.zeros((4, 2), dtype), i) == want

@@ -527,6 +527,17 @@ static IrNode *element_read(Ts *ts, IrNode *dst)
     return ir_copy(ts->a, dst, NULL);
 }
 
+/* The view a store writes (a[2, None, 2] = v, a[1:3] = v), made again (its IndexError) before an error of
+ * converting a scalar value is raised, as in NumPy, which converts after indexing; NULL when making it again could
+ * do more than raise. */
+static IrNode *view_made(Ts *ts, IrNode *dst)
+{
+    if (dst->kind != IR_INDEX || (ir_effects(dst->u.index.base) & (IR_FX_RAISE | IR_FX_WRITE))) return NULL;
+    for (int i = 0; i < dst->u.index.n; i++)
+        if (ir_effects(dst->u.index.items[i]) & (IR_FX_RAISE | IR_FX_WRITE)) return NULL;
+    return ir_copy(ts->a, dst, NULL);
+}
+
 IrNode *ts_store(Ts *ts, const IrNode *s)
 {
     const IrNode *target = s->u.store.target;
@@ -570,7 +581,8 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
         st->u.store.value = ts_setitem_value(ts, s->pos, value, dst->type->dtype, masked ? NULL : element_read(ts, dst), !masked);
         return st->u.store.value ? st : NULL;
     }
-    if (value->type->kind == IR_TY_SCALAR && !(value = ts_setitem_value(ts, s->pos, value, dst->type->dtype, NULL, true)))
+    if (value->type->kind == IR_TY_SCALAR &&
+        !(value = ts_setitem_value(ts, s->pos, value, dst->type->dtype, view_made(ts, dst), true)))
         return NULL;
     IrNode *in[1] = {value};
     IrNode *m = ts_make_map_into(ts, s->pos, dst, in, 1, NULL, NULL);
