@@ -587,3 +587,13 @@ def test_a_view_store_raises_its_index_error_before_converting_the_value(f, dtyp
     # of converting NaN to an integer (fuzz seed 931628)
     want = state_after(f, np.zeros((4, 2), dtype), i)
     assert state_after(lk.jit(f), np.zeros((4, 2), dtype), i) == want
+
+
+@pytest.mark.parametrize("idx, shape", [([], (3, 0)), ([], (2, 0, 0)), ([1, 2], (3, 0)), ([], (0, 3)), ([1], (3, 1)),
+                                        ([1, 2], (1, 2)), ([], (3,)), ([0], (1, 1, 1)), ([0, 2], (0, 2))])
+def test_an_index_array_store_takes_a_taller_value_as_numpy_reshapes_it(idx, shape):
+    # NumPy reshapes the value to its last dimension: leading dimensions of 1, or any leading dimensions of an
+    # empty value whose last dimension is 0 (fuzz seed 931356); otherwise its ValueError
+    idx, v = np.array(idx, dtype=np.int64), np.ones(shape)
+    want = state_after(store_through_index_array, np.zeros(3), idx, v)
+    assert state_after(lk.jit(store_through_index_array), np.zeros(3), idx, v) == want

@@ -441,7 +441,7 @@ static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
 {
     IrPos pos = s->pos;
     IrNode *idx = dst->u.index.items[0], *base = ts_reuse(ts, dst->u.index.base);
-    if (!(value = ts_drop_leading_ones(ts, pos, value, 1))) return NULL; /* values of shape (1, n) are (n,) */
+    if (!(value = ts_index_store_value(ts, pos, value))) return NULL; /* values of shape (1, n) are (n,) */
     /* The loop reads idx and value while it writes a. Either may share a's memory (a[a[:3]] = a[1:4]), so
      * unless it is a new array already (a map's result) the loop reads a copy, as NumPy copies overlapping
      * operands. */

@@ -60,18 +60,29 @@ IrNode *ts_make_map(Ts *ts, IrPos pos, IrNode **inputs, int n, TsElemFn fn, void
 
 /* A check that dimension d of x is 1, else NumPy's ValueError of an assignment whose value does not broadcast
  * into its target; an int64 0 where it passes. */
-static IrNode *dim_is_one(Ts *ts, IrPos pos, IrNode *x, int d)
+/* 0 where x's dimension d is 1 (or, with or_empty, where x's last dimension is 0), else NumPy's ValueError */
+static IrNode *dim_is_one(Ts *ts, IrPos pos, IrNode *x, int d, bool or_empty)
 {
     IrNode *c = ir_node(ts->a, IR_IFEXP, pos);
     c->type = ir_type_scalar(IR_DT_INT64);
     c->u.ifexp.cond = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, x, d), ts_i64(ts, pos, 1));
+    if (or_empty && c->u.ifexp.cond) {
+        IrNode *either = ir_node(ts->a, IR_BOOLOP, pos);
+        either->type = ir_type_scalar(IR_DT_BOOL);
+        either->u.boolop.n = 2;
+        either->u.boolop.values = ir_nodes(ts->a, 2);
+        either->u.boolop.values[0] = c->u.ifexp.cond;
+        either->u.boolop.values[1] = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, x, x->type->ndim - 1),
+                                                ts_i64(ts, pos, 0));
+        c->u.ifexp.cond = either->u.boolop.values[1] ? either : NULL;
+    }
     c->u.ifexp.then = ts_i64(ts, pos, 0);
     c->u.ifexp.orelse = ts_raise(ts, pos, RT_ERR_SHAPE, ts_dim(ts, pos, x, d), ts_i64(ts, pos, 1),
                                  ts_i64(ts, pos, x->type->ndim - d), c->type);
     return c->u.ifexp.cond && c->u.ifexp.orelse ? c : NULL;
 }
 
-IrNode *ts_drop_leading_ones(Ts *ts, IrPos pos, IrNode *value, int nd)
+static IrNode *drop_leading(Ts *ts, IrPos pos, IrNode *value, int nd, bool or_empty)
 {
     if (!value || value->type->kind != IR_TY_ARRAY || value->type->ndim <= nd) return value;
     int k = value->type->ndim - nd;
@@ -84,8 +95,22 @@ IrNode *ts_drop_leading_ones(Ts *ts, IrPos pos, IrNode *value, int nd)
     view->u.index.checked = false; /* each of those dimensions is 1: checked first */
     view->type = nd == 0 ? ir_type_scalar(x->type->dtype) : ir_type_view(x->type, nd, IR_LAYOUT_ANY);
     IrNode *r = view;
-    for (int d = k - 1; d >= 0 && r; d--) r = ts_after_effects(ts, pos, dim_is_one(ts, pos, x, d), r);
+    for (int d = k - 1; d >= 0 && r; d--) r = ts_after_effects(ts, pos, dim_is_one(ts, pos, x, d, or_empty), r);
     return r;
+}
+
+IrNode *ts_drop_leading_ones(Ts *ts, IrPos pos, IrNode *value, int nd)
+{
+    return drop_leading(ts, pos, value, nd, false);
+}
+
+/* The value of an index-array store (a[idx] = value) as 1-D: NumPy reshapes a taller value to its last
+ * dimension, which its leading dimensions allow when they are all 1, or when that last dimension is 0 (an empty
+ * value of shape (3, 0) stores nothing, where a value of shape (3, 1) raises). A slice store does not: its value
+ * goes through ts_drop_leading_ones. */
+IrNode *ts_index_store_value(Ts *ts, IrPos pos, IrNode *value)
+{
+    return drop_leading(ts, pos, value, 1, true);
 }
 
 IrNode *ts_make_map_into(Ts *ts, IrPos pos, IrNode *out, IrNode **given, int n, TsElemFn fn, void *env)

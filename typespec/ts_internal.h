@@ -233,6 +233,7 @@ IrNode *ts_setitem_value(Ts *ts, IrPos pos, IrNode *value, IrDtype dt, IrNode *f
 /* value, an array of more than nd dimensions, as NumPy's assignment takes it: its leading dimensions beyond nd
  * each of length 1 (a view of the rest), else NumPy's ValueError when it runs */
 IrNode *ts_drop_leading_ones(Ts *ts, IrPos pos, IrNode *value, int nd);
+IrNode *ts_index_store_value(Ts *ts, IrPos pos, IrNode *value); /* a[idx] = value: value as 1-D, as NumPy takes it */
 IrNode *ts_python_int_operand(Ts *ts, IrPos pos, IrNode *v, IrDtype dt, bool clamp_low, bool clamp_high);
 IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x); /* x.T: a view with the axes reversed */
 
