@@ -52,6 +52,20 @@ def _empty_comprehension(out, names, block):
         isinstance(out.ns.get(n), np.ndarray) and out.ns[n].size == 0 for n in names)
 
 
+def _array_condition(out, names, block):
+    """A condition (of if, elif, while) that is an array, of one element too: NumPy takes its truth, lorikeet's
+    if/while take scalars (a CompileError). Each condition is evaluated again in the namespace after the block
+    (the generator's conditions read no variable the block assigns)."""
+    for cond in re.findall(r"^\s*(?:if|elif|while)\s+(.+):\s*$", block, re.M):
+        try:
+            with np.errstate(all="ignore"):
+                if isinstance(eval(cond, dict(out.ns)), np.ndarray):
+                    return True
+        except Exception:  # a name the namespace lacks (a shrunk program's): the compile error still decides
+            pass
+    return False
+
+
 DIFFERENCES = [
     Difference("int64", "USERGUIDE Differences/Integers: Python ints are 64-bit and wrap", _big_python_int),
     Difference("int-div-zero", "USERGUIDE Differences/Integers: integer // and % by zero raise on arrays too "
@@ -75,8 +89,10 @@ DIFFERENCES = [
                _complex),
     Difference("empty-comprehension", "USERGUIDE Functions as values: an empty comprehension has its item's "
                "type (NumPy: float64)", _empty_comprehension),
-    Difference("truth-of-array", "USERGUIDE: if/while/and/or/not take scalars",
-               _exc_says("truth value of an array")),
+    Difference("truth-of-array", "USERGUIDE: if/while/and/or/not take scalars (NumPy takes the truth of an array "
+               "of one element)",
+               lambda out, names, block: _exc_says("truth value of an array")(out, names, block) or
+               _array_condition(out, names, block)),
 ]
 
 # The exceptions a program may end with: the reference raises one of these at run time and lorikeet must
