@@ -198,6 +198,17 @@ static void fill_array(Cg *cg, LLVMValueRef arr, const IrType *t, LLVMValueRef *
     cg_fill(cg, arr, t, dims, ndim, &c);
 }
 
+/* NumPy's ValueError where m's space is empty: a reduction of everything with no identity (min, max, argmin,
+ * argmax) has nothing to give. */
+static void raise_if_empty(Cg *cg, const CgMap *m, IrPos pos)
+{
+    LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
+    for (int d = 0; d < m->ndim; d++)
+        empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m->dims[d], cg_i64(cg, 0), ""), "");
+    LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
+    cg_raise_if(cg, empty, RT_ERR_VALUE, pos, extra, 1);
+}
+
 LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
 {
     const IrNode *map = n->u.reduce.input; /* a map: ir_reduce_inputs_as_maps */
@@ -210,13 +221,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
     bool needs_items = ir_reduce_needs_items(op, &n->u.reduce.combine);
     bool special = is_arg || op == IR_RED_FUNC; /* not one combine expression: the sinks of their own */
     if (n->u.reduce.axis < 0 && special && ir_reduce_partials_ok(op, &n->u.reduce.combine) && cg_on_team(cg, n) && m.ndim > 0) {
-        if (is_arg) {
-            LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
-            for (int d = 0; d < m.ndim; d++)
-                empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[d], cg_i64(cg, 0), ""), "");
-            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-            cg_raise_if(cg, empty, RT_ERR_VALUE, n->pos, extra, 1);
-        }
+        if (is_arg) raise_if_empty(cg, &m, n->pos);
         return cg_reduce_special_on_team(cg, &m, dt, n);
     }
     if (n->u.reduce.axis < 0 && op == IR_RED_FUNC) {
@@ -239,13 +244,7 @@ LLVMValueRef cg_reduce(Cg *cg, const IrNode *n)
         return LLVMBuildLoad2(cg->b, at, m.acc, "");
     }
     if (n->u.reduce.axis < 0) {
-        if (needs_items) {
-            LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
-            for (int d = 0; d < m.ndim; d++)
-                empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m.dims[d], cg_i64(cg, 0), ""), "");
-            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-            cg_raise_if(cg, empty, RT_ERR_VALUE, n->pos, extra, 1);
-        }
+        if (needs_items) raise_if_empty(cg, &m, n->pos);
         m.sink = is_arg ? CG_SINK_ARG_ALL : CG_SINK_REDUCE_ALL;
         m.acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt)), "acc");
         LLVMBuildStore(cg->b, cg_red_identity(cg, op, dt), m.acc);
@@ -381,13 +380,7 @@ LLVMValueRef cg_reduce_siblings(Cg *cg, const IrNode *n)
         regions[i] = r->region;
         if (!cg_map_prepare(cg, &m[i], map, NULL, map->type->ndim)) return agg;
         dt[i] = map->u.map.body->type->dtype;
-        if (ir_reduce_needs_items(m[i].red_op, m[i].combine)) {
-            LLVMValueRef empty = LLVMConstInt(cg->i1, 0, 0);
-            for (int d = 0; d < m[i].ndim; d++)
-                empty = LLVMBuildOr(cg->b, empty, LLVMBuildICmp(cg->b, LLVMIntEQ, m[i].dims[d], cg_i64(cg, 0), ""), "");
-            LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_EMPTY_REDUCE)};
-            cg_raise_if(cg, empty, RT_ERR_VALUE, r->pos, extra, 1);
-        }
+        if (ir_reduce_needs_items(m[i].red_op, m[i].combine)) raise_if_empty(cg, &m[i], r->pos);
         m[i].sink = CG_SINK_REDUCE_ALL;
         m[i].acc = cg_alloca(cg, cg_type(cg, ir_type_scalar(dt[i])), "acc");
         LLVMBuildStore(cg->b, cg_red_identity(cg, m[i].red_op, dt[i]), m[i].acc);
