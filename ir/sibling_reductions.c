@@ -34,8 +34,10 @@
 #define MAX_MEMBERS IR_MAX_TUPLE
 
 typedef struct Group {
-    IrFunc *f;
-    bool *assigned;            /* by var id: assigned by a statement of the run before the current one */
+    bool *assigned;            /* by var id: assigned by a statement of the run before the current one (the
+                                * function's one buffer, all false again when the group is done) */
+    int nids;                  /* its length: the variables the function had when the pass began (a group's
+                                * tuple variable is newer; no later group reads or assigns one) */
     unsigned span;             /* effects of the non-member parts evaluated since the run began */
     int ndim;                  /* the members' rank (-1 before the first) */
     IrNode **slots[MAX_MEMBERS];
@@ -68,7 +70,7 @@ static bool reads_assigned(const Group *g, const IrNode *map)
 {
     for (int i = 0; i < map->u.map.ninputs; i++) {
         const IrNode *in = map->u.map.inputs[i];
-        if (in->kind == IR_VAR && g->assigned[in->u.var.var->id]) return true;
+        if (in->kind == IR_VAR && (in->u.var.var->id >= g->nids || g->assigned[in->u.var.var->id])) return true;
     }
     return false;
 }
@@ -99,12 +101,9 @@ static bool may_join(IrKind k) { return k == IR_ASSIGN || k == IR_RETURN || k ==
 
 /* Statements i.. of b: the group they start; returns how many statements it covers (0: none made). A
  * statement after the last member's may hold the start of another group. */
-static int group_from(IrFunc *f, IrBlock *b, int i)
+static int group_from(IrFunc *f, IrBlock *b, int i, bool *assigned, int nids)
 {
-    Group g = {.f = f, .ndim = -1};
-    size_t size = sizeof(bool) * (size_t)(f->nvars + 1);
-    g.assigned = rt_arena_alloc(f->arena, size);
-    memset(g.assigned, 0, size);
+    Group g = {.assigned = assigned, .nids = nids, .ndim = -1};
     IrEvalVisitor v = {take, passed};
     int j = i;
     while (j < b->n && may_join(b->stmts[j]->kind)) {
@@ -112,8 +111,12 @@ static int group_from(IrFunc *f, IrBlock *b, int i)
         g.stmt = j;
         ir_walk_eval(s, &v, &g);
         j++;
-        if (s->kind != IR_ASSIGN || g.span & IR_FX_WRITE) break;
+        if (s->kind != IR_ASSIGN || g.span & IR_FX_WRITE || s->u.assign.var->id >= nids) break;
         g.assigned[s->u.assign.var->id] = true;
+    }
+    for (int q = i; q < j; q++) { /* the buffer all false again for the next group (no statement moved yet) */
+        const IrNode *s = b->stmts[q];
+        if (s->kind == IR_ASSIGN && s->u.assign.var->id < nids) g.assigned[s->u.assign.var->id] = false;
     }
     if (g.n < 2) return 0;
     /* $g = one_pass (members...), before the first member's statement; each member's place reads its item */
@@ -141,18 +144,23 @@ static int group_from(IrFunc *f, IrBlock *b, int i)
     return g.last - i + 2; /* the statements up to the last member's, and the one inserted */
 }
 
-static void block(IrFunc *f, IrBlock *b)
+static void block(IrFunc *f, IrBlock *b, bool *assigned, int nids)
 {
     for (int i = 0; i < b->n;) {
         IrBlock *blocks[2];
         int nb = ir_stmt_blocks(b->stmts[i], blocks);
-        for (int k = 0; k < nb; k++) block(f, blocks[k]);
-        int covered = group_from(f, b, i);
+        for (int k = 0; k < nb; k++) block(f, blocks[k], assigned, nids);
+        int covered = group_from(f, b, i, assigned, nids);
         i += covered ? covered : 1;
     }
 }
 
 void ir_sibling_reductions(IrFunc *f)
 {
-    block(f, &f->body);
+    /* one buffer for every group: a group clears what it set, so a long function costs no buffer per statement */
+    int nids = f->nvars;
+    size_t size = sizeof(bool) * (size_t)(nids + 1);
+    bool *assigned = rt_arena_alloc(f->arena, size);
+    memset(assigned, 0, size);
+    block(f, &f->body, assigned, nids);
 }
