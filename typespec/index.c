@@ -516,26 +516,21 @@ static IrNode *mask_values_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *v
     return st;
 }
 
-/* A checked read of the element a store writes, for an error of converting its value to come after the
- * store's IndexError, as in NumPy; NULL when the index is not checked or reading it again could do more. */
-static IrNode *element_read(Ts *ts, IrNode *dst)
-{
-    if (dst->kind != IR_INDEX || !dst->u.index.checked || (ir_effects(dst->u.index.base) & (IR_FX_RAISE | IR_FX_WRITE)))
-        return NULL;
-    for (int i = 0; i < dst->u.index.n; i++)
-        if (ir_effects(dst->u.index.items[i]) & (IR_FX_RAISE | IR_FX_WRITE)) return NULL;
-    return ir_copy(ts->a, dst, NULL);
-}
-
-/* The view a store writes (a[2, None, 2] = v, a[1:3] = v), made again (its IndexError) before an error of
- * converting a scalar value is raised, as in NumPy, which converts after indexing; NULL when making it again could
- * do more than raise. */
+/* The target of a store indexed again (the element it writes, or the view: a[2, None, 2] = v, a[1:3] = v), for
+ * an error of converting its value to come after the store's IndexError, as in NumPy, which converts after
+ * indexing; NULL when indexing again could do more than raise. */
 static IrNode *view_made(Ts *ts, IrNode *dst)
 {
     if (dst->kind != IR_INDEX || (ir_effects(dst->u.index.base) & (IR_FX_RAISE | IR_FX_WRITE))) return NULL;
     for (int i = 0; i < dst->u.index.n; i++)
         if (ir_effects(dst->u.index.items[i]) & (IR_FX_RAISE | IR_FX_WRITE)) return NULL;
     return ir_copy(ts->a, dst, NULL);
+}
+
+/* A checked read of the element a store writes (view_made); NULL when its index is not checked. */
+static IrNode *element_read(Ts *ts, IrNode *dst)
+{
+    return dst->kind == IR_INDEX && dst->u.index.checked ? view_made(ts, dst) : NULL;
 }
 
 IrNode *ts_store(Ts *ts, const IrNode *s)

@@ -176,6 +176,19 @@ IrNode *ts_reuse(Ts *ts, IrNode *n)
 /* `value`, after evaluating `first` for what it may do: a result typespec folds to a constant (np.isnan of an
  * integer, len of a tuple) still evaluates an operand that may raise or write, as CPython does (np.isnan(a // 0)
  * raises ZeroDivisionError). The pair is a tuple, whose items a backend evaluates in order. */
+IrNode *ts_bool2(Ts *ts, IrPos pos, bool is_and, IrNode *a, IrNode *b)
+{
+    if (!a || !b) return NULL;
+    IrNode *n = ir_node(ts->a, IR_BOOLOP, pos);
+    n->u.boolop.is_and = is_and;
+    n->u.boolop.n = 2;
+    n->u.boolop.values = ir_nodes(ts->a, 2);
+    n->u.boolop.values[0] = a;
+    n->u.boolop.values[1] = b;
+    n->type = ir_type_scalar(IR_DT_BOOL);
+    return n;
+}
+
 IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value)
 {
     if (!first || !value) return NULL;

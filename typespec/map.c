@@ -58,24 +58,16 @@ IrNode *ts_make_map(Ts *ts, IrPos pos, IrNode **inputs, int n, TsElemFn fn, void
     return m;
 }
 
-/* A check that dimension d of x is 1, else NumPy's ValueError of an assignment whose value does not broadcast
- * into its target; an int64 0 where it passes. */
-/* 0 where x's dimension d is 1 (or, with or_empty, where x's last dimension is 0), else NumPy's ValueError */
+/* A check that dimension d of x is 1 (or, with or_empty, that x's last dimension is 0), else NumPy's ValueError
+ * of an assignment whose value does not broadcast into its target; an int64 0 where it passes. */
 static IrNode *dim_is_one(Ts *ts, IrPos pos, IrNode *x, int d, bool or_empty)
 {
     IrNode *c = ir_node(ts->a, IR_IFEXP, pos);
     c->type = ir_type_scalar(IR_DT_INT64);
     c->u.ifexp.cond = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, x, d), ts_i64(ts, pos, 1));
-    if (or_empty && c->u.ifexp.cond) {
-        IrNode *either = ir_node(ts->a, IR_BOOLOP, pos);
-        either->type = ir_type_scalar(IR_DT_BOOL);
-        either->u.boolop.n = 2;
-        either->u.boolop.values = ir_nodes(ts->a, 2);
-        either->u.boolop.values[0] = c->u.ifexp.cond;
-        either->u.boolop.values[1] = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, x, x->type->ndim - 1),
-                                                ts_i64(ts, pos, 0));
-        c->u.ifexp.cond = either->u.boolop.values[1] ? either : NULL;
-    }
+    if (or_empty)
+        c->u.ifexp.cond = ts_bool2(ts, pos, false, c->u.ifexp.cond,
+                                   ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, x, x->type->ndim - 1), ts_i64(ts, pos, 0)));
     c->u.ifexp.then = ts_i64(ts, pos, 0);
     c->u.ifexp.orelse = ts_raise(ts, pos, RT_ERR_SHAPE, ts_dim(ts, pos, x, d), ts_i64(ts, pos, 1),
                                  ts_i64(ts, pos, x->type->ndim - d), c->type);

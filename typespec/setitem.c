@@ -42,14 +42,7 @@ static IrNode *ifexp(Ts *ts, IrPos pos, IrNode *cond, IrNode *then, IrNode *orel
 static IrNode *both(Ts *ts, IrPos pos, IrNode *a, IrNode *b)
 {
     if (!a || !b) return a ? a : b;
-    IrNode *n = ir_node(ts->a, IR_BOOLOP, pos);
-    n->u.boolop.is_and = true;
-    n->u.boolop.n = 2;
-    n->u.boolop.values = ir_nodes(ts->a, 2);
-    n->u.boolop.values[0] = a;
-    n->u.boolop.values[1] = b;
-    n->type = ir_type_scalar(IR_DT_BOOL);
-    return n;
+    return ts_bool2(ts, pos, true, a, b);
 }
 
 /* A fresh reference to v (a variable or constant: the check reads it several times). */
