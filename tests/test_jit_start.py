@@ -159,9 +159,9 @@ def test_a_lower_level_named_after_import_calls_its_own_vector_math(tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert ";cpu=x86-64-v2;" in out["extras"], out["extras"]
-    if ";vecmath=0;" in out["extras"]:
-        pytest.skip("no libmvec variants on this machine")
-    assert out["called"] == ["_ZGVbN2v_exp", "_ZGVbN2v_sin"], out["called"]
+    # where libmvec is absent (glibc before 2.35) the key says so and the code makes scalar libm calls instead
+    want = [] if ";vecmath=0;" in out["extras"] else ["_ZGVbN2v_exp", "_ZGVbN2v_sin"]
+    assert out["called"] == want, out["called"]
     assert out["err"] <= 2e-15, out["err"]  # a few ulp of values up to 3.6
 
 
