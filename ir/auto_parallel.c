@@ -578,6 +578,7 @@ static void report_block(Report *r, const IrBlock *b, bool in_region);
 static void report_stmt(Report *r, const IrNode *s, bool in_region)
 {
     IrBlock *blocks[2];
+    if (s->kind == IR_FOR_RANGE && s->u.for_range.made) return; /* ir_reduce_nests': the user wrote array code */
     if (s->kind == IR_FOR_RANGE) {
         const char *kind = s->u.for_range.auto_parallel ? "parallel" : s->u.for_range.parallel ? "prange" : "sequential";
         const char *why = s->u.for_range.why_sequential;

@@ -324,6 +324,7 @@ static void put_node(Enc *e, const IrNode *n)
         put_int(e, n->u.for_range.parallel);
         put_int(e, n->u.for_range.proven_copy);
         put_int(e, n->u.for_range.auto_parallel); /* why_sequential is text for inspect_parallel, never code */
+        put_int(e, n->u.for_range.made);
         put_int(e, n->u.for_range.nreds);
         for (int i = 0; i < n->u.for_range.nreds; i++) {
             put_var(e, n->u.for_range.reds[i].var);

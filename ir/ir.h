@@ -552,6 +552,8 @@ struct IrNode {
             bool auto_parallel;  /* a range loop ir_auto_parallel proved independent: parallel is set too */
             const char *why_sequential; /* ir_auto_parallel: why a range loop stays sequential (for
                                          * inspect_parallel; it does not change the code) */
+            bool made;           /* made by ir_reduce_nests of array statements: not a loop the user wrote, so
+                                  * inspect_parallel does not list it */
         } for_range;
         struct { IrVar *var; IrNode *iterable; IrBlock body; } for_iter;
         struct { IrNode *value; } ret;
@@ -635,7 +637,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 18 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 19 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -649,7 +651,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * versioned on their windows' tests (ir_version_imaps);
                                * 16: ir_fuse_shared (shared intermediates recomputed, cost.c's rule);
                                * 17: ir_sibling_reductions (one_pass tuples of reductions); 18: ir_fuse
-                               * leaves an input that may raise out of a conditional (np.where's arms) */
+                               * leaves an input that may raise out of a conditional (np.where's arms);
+                               * 19: ir_reduce_nests (n-body's array chain as one loop nest) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -683,6 +686,14 @@ void ir_version_imaps(IrFunc *f);
 /* sibling_reductions.c: reductions of everything over one space, in a run of statements, evaluated first as a
  * one_pass tuple (see the tuple's one_pass) when moving them changes neither results nor the first error */
 void ir_sibling_reductions(IrFunc *f);
+/* reduce_nests.c: a reduction over the middle axis of a 3-D map that reads a 2-D intermediate W[:, :, None] (and
+ * the reductions over the last axis that W reads) becomes one loop nest over (i, j), computing each (i, j) element
+ * once without storing it, in the then arm of `if versioned <the shapes are plain>: ... else: <as written>` */
+void ir_reduce_nests(IrFunc *f);
+/* s is such an if. Both arms compute the same; the nest's parallel loop has one iteration per row of the result,
+ * which a backend of many threads may find too few (the gpu: 3000 threads for 3000 bodies, 2.4x the time of the
+ * three array kernels): it may then run the else arm alone. */
+bool ir_is_nest_if(const IrNode *s);
 /* ---- cost.c: the work of one element of a region, for a backend's decision whether a team or a launch pays ---- */
 typedef struct IrCostWeights {
     int64_t op;                   /* a node not weighed below: one arithmetic operation, the unit */

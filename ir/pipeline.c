@@ -36,6 +36,8 @@ static const IrCheck checks[] = {
 
 /* Then the passes that must see the program as the checks accepted it. */
 static const IrPass after_checks[] = {
+    ir_reduce_nests,      /* its parallel loop keeps prange's rules by construction; before ir_version_loops,
+                           * which finds nothing to prove in it (its accesses are proven) */
     ir_version_loops,     /* it copies loops: prange's rules count a variable's reads, the copy doubles them */
     ir_version_imaps,     /* the same for imaps whose element tests its indices (small_windows.c's tests) */
     ir_sibling_reductions,/* on the final statements: it moves reductions the passes above leave in place */

@@ -1,0 +1,167 @@
+"""A reduction over the middle axis that reads a 2-D intermediate broadcast along the last axis, as one loop nest
+(issue 15, ir/reduce_nests.c): n-body's array form, kernel regression, a weighted sum of neighbours.
+
+When the shapes are plain (every axis of an input is the space's extent or a None of its view, no extent 0), the
+intermediates are computed element by element in one nest over (i, j) and never stored: a call allocates its
+result only. Other shapes run the statements as written, with NumPy's results and errors. Observed through
+lk.runtime.stats()['allocations'] per call and the results, compared with NumPy's on the suite's backend.
+"""
+import sys
+
+import numpy as np
+import pytest
+
+import lorikeet as lk
+from helpers import J, skip_on_gpu
+
+sys.path.insert(0, __file__.rsplit("/tests/", 1)[0])
+from benchmarks.workloads import nbody  # noqa: E402
+
+RNG = np.random.default_rng(19)
+
+
+def allocations(fn, *args):
+    """Buffers allocated by one call of the compiled fn (compiled, and run once, beforehand)."""
+    skip_on_gpu("counts the host allocator's buffers")
+    d = J(fn)
+    d(*args)
+    before = lk.runtime.stats()["allocations"]
+    d(*args)
+    return lk.runtime.stats()["allocations"] - before
+
+
+def close(got, exp, rtol=1e-12, atol=1e-12):
+    g, e = np.asarray(got), np.asarray(exp)
+    assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, g.shape, e.dtype, e.shape)
+    np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+
+
+def kernel_regression(x, y, h):
+    """Nadaraya-Watson: a Gaussian kernel's weights over all pairs, then the weighted sum of y's rows."""
+    k = np.exp(-((x[:, None, :] - x[None, :, :]) ** 2).sum(axis=2) / h)
+    return (k[:, :, None] * y[None, :, :]).sum(axis=1)
+
+
+def weighted_rows(w, z):
+    """No reduction feeds the weights: a map of an argument."""
+    s = np.sqrt(w) + 1.0
+    return (s[:, :, None] * z[None, :, :]).sum(axis=1)
+
+
+def nbody_and_r2(pos, mass):
+    """r2 is returned too, so it must be stored: the statements stay as written."""
+    d = pos[None, :, :] - pos[:, None, :]
+    r2 = (d * d).sum(axis=2) + 0.0001
+    w = mass[None, :] / (r2 * np.sqrt(r2))
+    return (w[:, :, None] * d).sum(axis=1), r2
+
+
+def pair_max(x, y):
+    d = x[None, :, :] * x[:, None, :]
+    m = d.max(axis=2)
+    w = m * 2.0
+    return (w[:, :, None] + y[None, :, :]).max(axis=1)
+
+
+def int_pairs(a, b):
+    d = a[None, :, :] - a[:, None, :]
+    s = (d * d).sum(axis=2)
+    w = s + 1
+    return (w[:, :, None] * b[None, :, :]).sum(axis=1)
+
+
+# ---------------------------------------------------------------- the nest: results and allocations
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40])
+def test_nbody_array_form_matches_numpy(n):
+    pos, mass = nbody.make_inputs(n)
+    close(J(nbody.nbody_numpy)(pos, mass), nbody.nbody_numpy(pos, mass), rtol=1e-10, atol=1e-10)
+
+
+def test_nbody_array_form_allocates_its_result_only():
+    pos, mass = nbody.make_inputs(40)
+    # d, r2 and w are computed per pair inside the nest: the (40, 40) intermediates are gone
+    assert allocations(nbody.nbody_numpy, pos, mass) == 1
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_other_widths_of_the_last_axis(k):
+    pos, mass = RNG.standard_normal((9, k)), RNG.uniform(0.5, 1.5, 9)
+    close(J(nbody.nbody_numpy)(pos, mass), nbody.nbody_numpy(pos, mass), rtol=1e-10, atol=1e-10)
+
+
+def test_kernel_regression_runs_as_one_nest():
+    x, y = RNG.standard_normal((30, 4)), RNG.standard_normal((30, 2))
+    close(J(kernel_regression)(x, y, 0.7), kernel_regression(x, y, 0.7), rtol=1e-10, atol=1e-10)
+    assert allocations(kernel_regression, x, y, 0.7) == 1
+
+
+def test_weights_from_a_map_of_an_argument():
+    w, z = RNG.uniform(0, 2, (6, 8)), RNG.standard_normal((8, 3))
+    close(J(weighted_rows)(w, z), weighted_rows(w, z))
+    assert allocations(weighted_rows, w, z) == 1
+
+
+def test_max_along_both_axes():
+    x, y = RNG.standard_normal((7, 3)), RNG.standard_normal((7, 3))
+    y[2, 1] = np.nan  # max propagates it down its column
+    close(J(pair_max)(x, y), pair_max(x, y))
+    assert allocations(pair_max, x, y) == 1
+
+
+def test_integers_stay_exact():
+    a, b = RNG.integers(-50, 50, (12, 3)), RNG.integers(-9, 9, (12, 2))
+    got = J(int_pairs)(a, b)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, int_pairs(a, b))
+    assert allocations(int_pairs, a, b) == 1
+
+
+def test_an_intermediate_used_elsewhere_stays_an_array():
+    pos, mass = nbody.make_inputs(10)
+    got, r2 = J(nbody_and_r2)(pos, mass)
+    want, want_r2 = nbody_and_r2(pos, mass)
+    close(got, want, rtol=1e-10, atol=1e-10)
+    close(r2, want_r2)
+    assert allocations(nbody_and_r2, pos, mass) == 3
+
+
+# ---------------------------------------------------------------- other shapes: the statements as written
+
+
+def test_empty_inputs_give_numpy_shapes():
+    for shape in [(0, 3), (5, 0), (0, 0)]:
+        pos, mass = np.zeros(shape), np.ones(shape[0])
+        close(J(nbody.nbody_numpy)(pos, mass), nbody.nbody_numpy(pos, mass))
+
+
+def test_a_real_axis_of_one_broadcasts():
+    # z has one row: broadcast against w's 5 columns, which the nest does not do, so the arrays run
+    w, z = RNG.uniform(0, 2, (4, 5)), RNG.standard_normal((1, 3))
+    close(J(weighted_rows)(w, z), weighted_rows(w, z))
+
+
+def test_mismatched_shapes_raise_numpys_error():
+    pos, mass = nbody.make_inputs(6)
+    with pytest.raises(ValueError):
+        nbody.nbody_numpy(pos, mass[:5])
+    with pytest.raises(ValueError, match="broadcast"):
+        J(nbody.nbody_numpy)(pos, mass[:5])
+    w, z = RNG.uniform(0, 2, (4, 5)), RNG.standard_normal((6, 3))
+    with pytest.raises(ValueError):
+        weighted_rows(w, z)
+    with pytest.raises(ValueError, match="broadcast"):
+        J(weighted_rows)(w, z)
+
+
+def test_strided_inputs():
+    big = RNG.standard_normal((20, 6))
+    pos, mass = big[::2, ::2], RNG.uniform(0.5, 1.5, 20)[::2]
+    close(J(nbody.nbody_numpy)(pos, mass), nbody.nbody_numpy(pos, mass), rtol=1e-10, atol=1e-10)
+
+
+def test_the_user_sees_no_loops_of_the_nest():
+    pos, mass = nbody.make_inputs(5)
+    assert J(nbody.nbody_numpy).inspect_parallel(pos, mass) == []
+
