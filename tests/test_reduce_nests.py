@@ -165,3 +165,10 @@ def test_the_user_sees_no_loops_of_the_nest():
     pos, mass = nbody.make_inputs(5)
     assert J(nbody.nbody_numpy).inspect_parallel(pos, mass) == []
 
+
+def test_the_gpu_runs_the_arrays_kernels():
+    # one thread per row of the result (3000 for 3000 bodies) leaves most of a GPU idle: the gpu backend compiles
+    # the else arm, the three kernels of the arrays (this needs NVRTC's source only, no GPU)
+    pos, mass = nbody.make_inputs(5)
+    src = lk.jit(nbody.nbody_numpy, backend="gpu").inspect_cuda(pos, mass)
+    assert src.count("__global__") == 3

@@ -118,6 +118,10 @@ static void host_block(Collect *cl, IrBlock *b)
             region(cl, s);
             continue;
         }
+        if (ir_is_nest_if(s)) { /* the arrays' kernels fill the device; the nest's rows would not (ir.h) */
+            host_block(cl, &s->u.if_.orelse);
+            continue;
+        }
         host_expr(cl, s);
         IrBlock *blocks[2];
         int nb = ir_stmt_blocks(s, blocks);

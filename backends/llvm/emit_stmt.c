@@ -226,6 +226,10 @@ LLVMValueRef cg_expr(Cg *cg, const IrNode *n)
 
 static void cg_if(Cg *cg, const IrNode *s)
 {
+    if (cg->gpu && ir_is_nest_if(s)) { /* gpu_collect_kernels made kernels of the else arm only (ir.h) */
+        cg_block(cg, &s->u.if_.orelse);
+        return;
+    }
     LLVMValueRef c = cg_expr(cg, s->u.if_.cond);
     LLVMBasicBlockRef bt = cg_new_bb(cg, "then"), bf = cg_new_bb(cg, "else"), done = cg_new_bb(cg, "endif");
     LLVMBuildCondBr(cg->b, c, bt, bf);
