@@ -172,3 +172,67 @@ def test_the_gpu_runs_the_arrays_kernels():
     pos, mass = nbody.make_inputs(5)
     src = lk.jit(nbody.nbody_numpy, backend="gpu").inspect_cuda(pos, mass)
     assert src.count("__global__") == 3
+
+
+# ---------------------------------------------------------------- lanes and remainders, dtypes, ops
+
+
+def two_producers(x, y, c):
+    d = x[None, :, :] - x[:, None, :]
+    s = (d * d).sum(axis=2)
+    t = np.abs(d).max(axis=2)
+    w = s * c + t
+    return (w[:, :, None] * y[None, :, :]).sum(axis=1)
+
+
+def float32_chain(x, y):
+    d = x[None, :, :] - x[:, None, :]
+    r = (d * d).sum(axis=2)
+    w = np.sqrt(r + np.float32(1.0))
+    return (w[:, :, None] * y[None, :, :]).sum(axis=1)
+
+
+def prod_chain(x, y):
+    d = x[None, :, :] * x[:, None, :]
+    r = d.prod(axis=2)
+    w = r * 0.5 + 1.0
+    return (w[:, :, None] * y[None, :, :]).prod(axis=1)
+
+
+def min_chain(x, y):
+    d = x[None, :, :] + x[:, None, :]
+    r = d.min(axis=2)
+    w = r - 1.0
+    return (w[:, :, None] - y[None, :, :]).min(axis=1)
+
+
+def bool_chain(a, b):
+    d = a[None, :, :] & a[:, None, :]
+    r = d.any(axis=2)
+    w = r | True
+    return (w[:, :, None] & b[None, :, :]).any(axis=1)
+
+
+@pytest.mark.parametrize("n", [1, 3, 6])
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 9])
+def test_lanes_and_remainders(n, k):
+    # the last axis: fewer positions than the four lanes, exactly four, and more (the remainder loops)
+    x, y = RNG.standard_normal((n, k)), RNG.standard_normal((n, k + 2))
+    close(J(two_producers)(x, y, 0.25), two_producers(x, y, 0.25), rtol=1e-10, atol=1e-10)
+    close(J(prod_chain)(x, y), prod_chain(x, y), rtol=1e-10, atol=1e-10)
+    close(J(min_chain)(x, y), min_chain(x, y))
+    xf, yf = x.astype(np.float32), y.astype(np.float32)
+    close(J(float32_chain)(xf, yf), float32_chain(xf, yf), rtol=1e-5, atol=1e-5)
+    a, b = x > 0.3, y > -0.2
+    got = J(bool_chain)(a, b)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, bool_chain(a, b))
+
+
+def test_each_chain_runs_as_one_nest():
+    x, y = RNG.standard_normal((8, 3)), RNG.standard_normal((8, 2))
+    assert allocations(two_producers, x, y, 0.25) == 1
+    assert allocations(float32_chain, x.astype(np.float32), y.astype(np.float32)) == 1
+    assert allocations(prod_chain, x, y) == 1
+    assert allocations(min_chain, x, y) == 1
+    assert allocations(bool_chain, x > 0, y > 0) == 1
