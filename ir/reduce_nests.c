@@ -198,7 +198,9 @@ static bool read_inputs(Space *sp, IrNode *m, int rank)
             if (!quiet(in->node)) return false;
             in->kind = IN_SCALAR;
         } else if (t->kind == IR_TY_ARRAY && in->node->kind == IR_VAR && t->ndim <= rank) {
-            if (in->param->type->kind != IR_TY_SCALAR || in->param->type->dtype != t->dtype) return false;
+            /* quiet: a variable that may be unassigned raises where it is read, and the test reads its shape */
+            if (in->param->type->kind != IR_TY_SCALAR || in->param->type->dtype != t->dtype || !quiet(in->node))
+                return false;
             in->kind = IN_LEAF;
         } else {
             return false;
@@ -208,9 +210,8 @@ static bool read_inputs(Space *sp, IrNode *m, int rank)
     return bt->kind == IR_TY_SCALAR && bt->dtype == m->type->dtype && quiet(m->u.map.body);
 }
 
-static bool combinable(IrReduceOp op, IrDtype dt)
+static bool combinable(IrReduceOp op)
 {
-    (void)dt;
     switch (op) {
     case IR_RED_ADD: case IR_RED_MUL: case IR_RED_MIN: case IR_RED_MAX: case IR_RED_AND: case IR_RED_OR:
     case IR_RED_NANMIN: case IR_RED_NANMAX:
@@ -229,7 +230,7 @@ static bool reduce_shape(const IrNode *r, int axis, int in_rank)
     const IrType *ot = r->u.reduce.out->type;
     return m->kind == IR_MAP && !m->u.map.out && m->type->ndim == in_rank && ot->kind == IR_TY_ARRAY &&
            ot->ndim == in_rank - 1 && m->u.map.body->type->kind == IR_TY_SCALAR &&
-           m->u.map.body->type->dtype == ot->dtype && combinable(r->u.reduce.op, ot->dtype);
+           m->u.map.body->type->dtype == ot->dtype && combinable(r->u.reduce.op);
 }
 
 /* W's input `in`, an array variable, as the last of a run of copies of a producer R. */
@@ -363,10 +364,10 @@ static bool names_chain_var(const Nest *x, const IrNode *n)
     return names_any(n, vars, nv);
 }
 
-/* A view of a variable by full slices and None: it cannot raise. */
+/* A view of an assigned variable by full slices and None: it cannot raise. */
 static bool plain_view(const IrNode *e)
 {
-    if (e->kind != IR_INDEX || e->u.index.base->kind != IR_VAR) return false;
+    if (e->kind != IR_INDEX || e->u.index.base->kind != IR_VAR || !quiet(e->u.index.base)) return false;
     for (int k = 0; k < e->u.index.n; k++) {
         const IrNode *it = e->u.index.items[k];
         bool full = it->kind == IR_SLICE && !it->u.slice.start && !it->u.slice.stop && !it->u.slice.step;
@@ -393,19 +394,40 @@ static bool run_movable(const Nest *x)
     return true;
 }
 
-/* W, V, R and the copies are named by the chain's statements only. */
+typedef struct Tally {
+    const IrVar *const *vars;
+    int n;
+    int *count;
+} Tally;
+
+static void tally(IrNode **np, void *env)
+{
+    Tally *t = env;
+    if ((*np)->kind == IR_VAR)
+        for (int i = 0; i < t->n; i++) t->count[i] += (*np)->u.var.var == t->vars[i];
+    ir_each_child(*np, tally, env);
+}
+
+/* W, V, R and the copies are named by the chain's statements only, and there only as the chain reads them: no
+ * map reads one as a plain input (the nest would read an array it never fills) or in its body. */
 static bool chain_only(const Nest *x)
 {
-    Counts in = {rt_arena_alloc(x->a, sizeof(int) * (size_t)(x->nvars + 1)),
-                 rt_arena_alloc(x->a, sizeof(int) * (size_t)(x->nvars + 1)), x->nvars};
-    memset(in.refs, 0, sizeof(int) * (size_t)(x->nvars + 1));
-    memset(in.defs, 0, sizeof(int) * (size_t)(x->nvars + 1));
-    for (int i = x->first; i <= x->at; i++)
-        if (in_chain(x, i)) count_stmt(x->b->stmts[i], &in);
-    const IrVar *vars[MAX_CHAIN_VARS];
-    int nv = chain_vars(x, vars);
+    const IrVar *vars[MAX_CHAIN_VARS + 1];
+    int nv = chain_vars(x, vars), count[MAX_CHAIN_VARS] = {0};
+    Tally t = {vars, nv, count};
+    for (int i = x->first; i <= x->at; i++) /* the chain's statements hold no blocks */
+        if (in_chain(x, i)) ir_each_child(x->b->stmts[i], tally, &t);
     for (int k = 0; k < nv; k++)
-        if (in.refs[vars[k]->id] != x->refs[vars[k]->id]) return false;
+        if (count[k] != x->refs[vars[k]->id]) return false;
+    vars[nv++] = x->out;
+    const Space *spaces[MAX_PRODUCERS + 2] = {&x->wsp, &x->csp};
+    int ns = 2;
+    for (int p = 0; p < x->nprod; p++) spaces[ns++] = &x->prod[p].sp;
+    for (int k = 0; k < ns; k++) {
+        if (names_any(spaces[k]->map->u.map.body, vars, nv)) return false;
+        for (int i = 0; i < spaces[k]->nin; i++)
+            if (spaces[k]->in[i].kind != IN_CHAIN && names_any(spaces[k]->in[i].node, vars, nv)) return false;
+    }
     return true;
 }
 

@@ -236,3 +236,45 @@ def test_each_chain_runs_as_one_nest():
     assert allocations(prod_chain, x, y) == 1
     assert allocations(min_chain, x, y) == 1
     assert allocations(bool_chain, x > 0, y > 0) == 1
+
+
+# ---------------------------------------------------------------- what the pass leaves as written
+
+
+def steps_reading_r2_again(pos, mass, steps):
+    """The consumer reads r2 itself besides w (broadcast over (j, k): pos is square): r2 must be stored, and each
+    step's must be its own (the nest would read the array it never fills, the last step's)."""
+    for t in range(steps):
+        d = pos[None, :, :] - pos[:, None, :]
+        r2 = (d * d).sum(axis=2)
+        w = mass[None, :] / (r2 + 1.0)
+        a = (w[:, :, None] * d * r2).sum(axis=1)
+        pos = pos + 0.1 * a
+    return pos
+
+
+def maybe_unassigned(a, b, y, mass, flag):
+    if flag:
+        y3 = y
+    d = a[None, :, :] - b[:, None, :]
+    r2 = (d * d).sum(axis=2) + 0.01
+    w = mass[None, :] / (r2 * np.sqrt(r2))
+    return (w[:, :, None] * y3).sum(axis=1)
+
+
+def test_an_intermediate_read_twice_in_a_loop_is_stored_each_time():
+    pos, mass = RNG.standard_normal((4, 4)), np.ones(4)
+    for steps in (1, 2, 3):
+        close(J(steps_reading_r2_again)(pos, mass, steps), steps_reading_r2_again(pos, mass, steps), rtol=1e-10,
+              atol=1e-10)
+
+
+def test_the_first_error_stays_first():
+    # d's shapes clash before y3 is read: NumPy's ValueError, not the UnboundLocalError of y3
+    args = (np.ones((5, 3)), np.ones((5, 2)), np.ones((5, 5, 3)), np.ones(5), False)
+    with pytest.raises(ValueError):
+        maybe_unassigned(*args)
+    with pytest.raises(ValueError, match="broadcast"):
+        J(maybe_unassigned)(*args)
+    args = (np.ones((5, 3)), np.ones((5, 3)), np.ones((5, 5, 3)), np.ones(5), True)
+    close(J(maybe_unassigned)(*args), maybe_unassigned(*args))
