@@ -41,7 +41,7 @@ int64_t ir_block_cost(const IrBlock *b, const IrCostWeights *w)
     int64_t c = 0;
     for (int i = 0; i < b->n && c < COST_CAP; i++) {
         IrNode *s = b->stmts[i];
-        if (s->kind == IR_IF && s->u.if_.versioned) { /* one of two copies of a loop runs: the loop as written */
+        if (s->kind == IR_IF && s->u.if_.versioned) { /* the arms compute the same: the code as written */
             c += ir_block_cost(&s->u.if_.orelse, w);
             continue;
         }

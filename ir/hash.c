@@ -313,6 +313,7 @@ static void put_node(Enc *e, const IrNode *n)
     case IR_IF:
         put_node(e, n->u.if_.cond); put_block(e, &n->u.if_.then); put_block(e, &n->u.if_.orelse);
         put_int(e, n->u.if_.versioned);
+        put_int(e, n->u.if_.nest);
         return;
     case IR_WHILE: put_node(e, n->u.while_.cond); put_block(e, &n->u.while_.body); return;
     case IR_FOR_RANGE:

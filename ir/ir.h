@@ -97,8 +97,9 @@
  *    index selects), an array value is broadcast into that view, and an array value whose target is indexed
  *    by a bool mask means `a[mask] = values` (the k-th set element takes values[k]);
  *  - IR_NAMEREF, IR_AUGASSIGN, IR_FOR_ITER and IR_COMPREHENSION never appear;
- *  - after ir_version_loops, an IR_IF may be versioned: its cond is an ordinary int64 test and its arms two
- *    copies of one loop (if_.versioned); a backend lowers it as any if, and an access marked index.proven
+ *  - after ir_reduce_nests and ir_version_loops, an IR_IF may be versioned: its cond is an ordinary int64 test
+ *    and its arms compute the same (if_.versioned: two copies of one loop, or with if_.nest a loop nest and
+ *    the array statements it stands for); a backend lowers it as any if, and an access marked index.proven
  *    without wrap or check (lowering it as checked = false, wrapping, is correct too, only slower);
  *  - variable and symbol names are Python names, not C identifiers (`$t17`, `x'`, `f.1`): a backend that
  *    prints source names its variables by IrVar.id.
@@ -536,8 +537,11 @@ struct IrNode {
         struct { IrVar *var; IrBinOp op; IrNode *value; } augassign;
         struct { IrNode *target; IrNode *value; } store;
         /* versioned (ir_version_loops): cond is a bounds test, then holds a copy of the loop that orelse holds,
-         * with the accesses the test proves marked index.proven; both arms compute the same */
-        struct { IrNode *cond; IrBlock then, orelse; bool versioned; } if_;
+         * with the accesses the test proves marked index.proven; both arms compute the same.
+         * nest (ir_reduce_nests, versioned too): then holds one loop nest for the array statements orelse holds,
+         * its parallel loop one iteration per row of the result; a backend of many threads may find those too
+         * few and run orelse alone (the gpu: 3000 threads for 3000 bodies took 2.4x the arrays' kernels). */
+        struct { IrNode *cond; IrBlock then, orelse; bool versioned, nest; } if_;
         struct { IrNode *cond; IrBlock body; } while_;
         struct {
             IrVar *var;
@@ -637,7 +641,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 19 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 20 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -652,7 +656,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 16: ir_fuse_shared (shared intermediates recomputed, cost.c's rule);
                                * 17: ir_sibling_reductions (one_pass tuples of reductions); 18: ir_fuse
                                * leaves an input that may raise out of a conditional (np.where's arms);
-                               * 19: ir_reduce_nests (n-body's array chain as one loop nest) */
+                               * 19: ir_reduce_nests (n-body's array chain as one loop nest); 20: it declines
+                               * a chain array read as a plain input, and marks its if (if_.nest) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -688,12 +693,9 @@ void ir_version_imaps(IrFunc *f);
 void ir_sibling_reductions(IrFunc *f);
 /* reduce_nests.c: a reduction over the middle axis of a 3-D map that reads a 2-D intermediate W[:, :, None] (and
  * the reductions over the last axis that W reads) becomes one loop nest over (i, j), computing each (i, j) element
- * once without storing it, in the then arm of `if versioned <the shapes are plain>: ... else: <as written>` */
+ * once without storing it, in the then arm of `if versioned <the shapes are plain>: ... else: <as written>`
+ * (if_.nest) */
 void ir_reduce_nests(IrFunc *f);
-/* s is such an if. Both arms compute the same; the nest's parallel loop has one iteration per row of the result,
- * which a backend of many threads may find too few (the gpu: 3000 threads for 3000 bodies, 2.4x the time of the
- * three array kernels): it may then run the else arm alone. */
-bool ir_is_nest_if(const IrNode *s);
 /* ---- cost.c: the work of one element of a region, for a backend's decision whether a team or a launch pays ---- */
 typedef struct IrCostWeights {
     int64_t op;                   /* a node not weighed below: one arithmetic operation, the unit */

@@ -277,7 +277,8 @@ static void stmt_node(Out *o, const IrNode *s, int depth)
     case IR_AUGASSIGN: put(o, "%s %s= ", s->u.augassign.var->name, binop_sym(s->u.augassign.op)); expr(o, s->u.augassign.value); put(o, "\n"); return;
     case IR_STORE: expr(o, s->u.store.target); put(o, " = "); expr(o, s->u.store.value); put(o, "\n"); return;
     case IR_IF:
-        put(o, "if %s", s->u.if_.versioned ? "versioned " : ""); expr(o, s->u.if_.cond); put(o, ":\n");
+        put(o, "if %s%s", s->u.if_.versioned ? "versioned " : "", s->u.if_.nest ? "nest " : "");
+        expr(o, s->u.if_.cond); put(o, ":\n");
         block(o, &s->u.if_.then, depth + 1);
         if (s->u.if_.orelse.n) { indent(o, depth); put(o, "else:\n"); block(o, &s->u.if_.orelse, depth + 1); }
         return;

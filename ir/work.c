@@ -464,7 +464,7 @@ static Work node_work(Ctx *c, const IrNode *n)
     case IR_IF: {
         w = node_work(c, n->u.if_.cond);
         Work orelse = block_work(c, &n->u.if_.orelse);
-        if (n->u.if_.versioned) { /* one of two copies of a loop runs: the loop as written */
+        if (n->u.if_.versioned) { /* the arms compute the same: the code as written stands for both */
             work_add(c, &w, &orelse);
             break;
         }

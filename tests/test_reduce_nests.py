@@ -278,3 +278,23 @@ def test_the_first_error_stays_first():
         J(maybe_unassigned)(*args)
     args = (np.ones((5, 3)), np.ones((5, 3)), np.ones((5, 5, 3)), np.ones(5), True)
     close(J(maybe_unassigned)(*args), maybe_unassigned(*args))
+
+
+def ir_of(fn, *args):
+    return J(fn).inspect_types(*args)
+
+
+def test_the_printed_ir_shows_the_nest_and_the_statements_it_stands_for():
+    pos, mass = nbody.make_inputs(5)
+    ir = ir_of(nbody.nbody_numpy, pos, mass)
+    nest, general = ir.split("if versioned nest ", 1)[1].split("\n    else:\n", 1)
+    assert "prange(" in nest and nest.count("alloc") == 1  # the result only
+    assert "for " in nest and "!proven" in nest
+    assert general.count("alloc") == 3 and "reduce[add]" in general and "axis=2" in general and "axis=1" in general
+
+
+def test_the_printed_ir_has_no_nest_where_the_pass_declines():
+    pos, mass = RNG.standard_normal((4, 4)), np.ones(4)
+    assert "versioned nest" not in ir_of(steps_reading_r2_again, pos, mass, 2)
+    args = (np.ones((5, 3)), np.ones((5, 3)), np.ones((5, 5, 3)), np.ones(5), True)
+    assert "versioned nest" not in ir_of(maybe_unassigned, *args)

@@ -118,7 +118,7 @@ static void host_block(Collect *cl, IrBlock *b)
             region(cl, s);
             continue;
         }
-        if (ir_is_nest_if(s)) { /* the arrays' kernels fill the device; the nest's rows would not (ir.h) */
+        if (s->kind == IR_IF && s->u.if_.nest) { /* the arrays' kernels fill the device; the nest's rows would not */
             host_block(cl, &s->u.if_.orelse);
             continue;
         }

@@ -226,7 +226,7 @@ LLVMValueRef cg_expr(Cg *cg, const IrNode *n)
 
 static void cg_if(Cg *cg, const IrNode *s)
 {
-    if (cg->gpu && ir_is_nest_if(s)) { /* gpu_collect_kernels made kernels of the else arm only (ir.h) */
+    if (cg->gpu && s->u.if_.nest) { /* gpu_collect_kernels made kernels of the else arm only (ir.h's if_) */
         cg_block(cg, &s->u.if_.orelse);
         return;
     }
