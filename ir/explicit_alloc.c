@@ -115,11 +115,7 @@ static IrNode *hoist_map(Hoist *h, IrNode *m)
 
 static IrNode *dim_of(RtArena *a, IrNode *array, int axis)
 {
-    IrNode *d = ir_node(a, IR_ARRAY_DIM, array->pos);
-    d->type = ir_type_scalar(IR_DT_INT64);
-    d->u.array_dim.array = array;
-    d->u.array_dim.axis = axis;
-    return d;
+    return ir_array_dim(a, array->pos, array, axis);
 }
 
 static IrNode *int_binop(RtArena *a, IrBinOp op, IrNode *l, IrNode *r)

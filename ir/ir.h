@@ -602,6 +602,7 @@ IrNode *ir_const_int(RtArena *a, IrPos pos, IrType *t, int64_t v);
 IrNode *ir_const_float(RtArena *a, IrPos pos, IrType *t, double v);
 IrNode *ir_var_ref(RtArena *a, IrPos pos, IrVar *v);
 IrNode *ir_compare(RtArena *a, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r); /* typed: l op r, a bool */
+IrNode *ir_array_dim(RtArena *a, IrPos pos, IrNode *array, int axis); /* array.shape[axis], int64 (array as given) */
 IrNode *ir_tuple_get(RtArena *a, IrPos pos, IrNode *tuple, int k); /* tuple[k], typed when tuple is */
 /* A call of intrinsic k with args[nargs] (copied) and result type t. */
 IrNode *ir_intrinsic_call(RtArena *a, IrPos pos, IrIntrinsic k, IrNode *const *args, int nargs, IrType *t);

@@ -60,11 +60,7 @@ static IrNode *loop(Nest *x, IrVar *v, IrNode *start, IrNode *stop, bool paralle
 
 static IrNode *dim_of(Nest *x, const IrNode *array, int axis)
 {
-    IrNode *d = ir_node(x->a, IR_ARRAY_DIM, x->pos);
-    d->type = i64();
-    d->u.array_dim.array = ir_copy(x->a, array, NULL);
-    d->u.array_dim.axis = axis;
-    return d;
+    return ir_array_dim(x->a, x->pos, ir_copy(x->a, array, NULL), axis);
 }
 
 /* The extent of input `in` along axis d of its space (NULL: 1). */

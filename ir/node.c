@@ -161,6 +161,15 @@ const char *ir_kind_name(IrKind k)
     return (k >= 0 && k < IR_KIND_COUNT && names[k]) ? names[k] : "?";
 }
 
+IrNode *ir_array_dim(RtArena *a, IrPos pos, IrNode *array, int axis)
+{
+    IrNode *d = ir_node(a, IR_ARRAY_DIM, pos);
+    d->type = ir_type_scalar(IR_DT_INT64);
+    d->u.array_dim.array = array;
+    d->u.array_dim.axis = axis;
+    return d;
+}
+
 IrNode *ir_compare(RtArena *a, IrPos pos, IrCmpOp op, IrNode *l, IrNode *r)
 {
     IrNode *c = ir_node(a, IR_COMPARE, pos);

@@ -84,11 +84,7 @@ static IrNode *copy_plain(RtArena *a, const IrNode *n)
 /* x.shape[axis] */
 static IrNode *dim(RtArena *a, IrNode *x, int axis)
 {
-    IrNode *d = ir_node(a, IR_ARRAY_DIM, x->pos);
-    d->type = ir_type_scalar(IR_DT_INT64);
-    d->u.array_dim.array = x;
-    d->u.array_dim.axis = axis;
-    return d;
+    return ir_array_dim(a, x->pos, x, axis);
 }
 
 /* l == r, int64 */

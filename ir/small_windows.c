@@ -133,11 +133,7 @@ static IrNode *literal(Rewrite *r, int64_t v)
 
 static IrNode *dim_of(Rewrite *r, const IrNode *array, int axis)
 {
-    IrNode *d = ir_node(r->a, IR_ARRAY_DIM, r->pos);
-    d->type = i64();
-    d->u.array_dim.array = ir_copy(r->a, array, NULL);
-    d->u.array_dim.axis = axis;
-    return d;
+    return ir_array_dim(r->a, r->pos, ir_copy(r->a, array, NULL), axis);
 }
 
 static void term(Rewrite *r, IrCmpOp op, IrNode *lhs, IrNode *rhs)

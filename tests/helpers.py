@@ -22,6 +22,17 @@ def skip_on_gpu(why):
         pytest.skip(f"gpu backend: {why}")
 
 
+def allocations(fn, *args):
+    """Buffers allocated by one call of the compiled fn (compiled, and run once, beforehand)."""
+    skip_on_gpu("counts the host allocator's buffers; a gpu call's arrays are device memory, counted with the "
+                "staging copies of its arguments")
+    d = J(fn)
+    d(*args)
+    before = lk.runtime.stats()["allocations"]
+    d(*args)
+    return lk.runtime.stats()["allocations"] - before
+
+
 class OnlyDLPack:
     """An array that offers DLPack alone (as JAX's do), to reach lorikeet's DLPack import."""
 

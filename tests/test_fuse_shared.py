@@ -11,23 +11,12 @@ import sys
 import numpy as np
 import pytest
 
-import lorikeet as lk
-from helpers import J, skip_on_gpu
+from helpers import J, allocations
 
 sys.path.insert(0, __file__.rsplit("/tests/", 1)[0])
 from benchmarks.workloads import blackscholes, nbody  # noqa: E402
 
 RNG = np.random.default_rng(15)
-
-
-def allocations(fn, *args):
-    """Buffers allocated by one call of the compiled fn (compiled, and run once, beforehand)."""
-    skip_on_gpu("counts the host allocator's buffers")
-    d = J(fn)
-    d(*args)
-    before = lk.runtime.stats()["allocations"]
-    d(*args)
-    return lk.runtime.stats()["allocations"] - before
 
 
 def ir_of(fn, *args):

@@ -13,21 +13,10 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
-from helpers import J, skip_on_gpu
+from helpers import J, allocations
 
 RNG = np.random.default_rng(11)
 
-
-
-def allocations(fn, *args):
-    """Buffers allocated by one call of the compiled fn (compiled, and run once, beforehand)."""
-    skip_on_gpu("counts the host allocator's buffers; a gpu call's arrays are device memory, counted with the "
-                "staging copies of its arguments")
-    d = J(fn)
-    d(*args)
-    before = lk.runtime.stats()["allocations"]
-    d(*args)
-    return lk.runtime.stats()["allocations"] - before
 
 
 def n_maps(ir):
