@@ -55,6 +55,19 @@ def test_comparison_is_nan_aware_exact_for_ints_and_checks_dtypes():
     assert check.compare_value(np.int8(3), 3, "r")[0][0] == "dtype"
 
 
+def test_a_float64_result_of_a_narrow_transcendental_is_compared_at_the_narrow_tolerance():
+    # np.log2 of int16 values is float32 (1 ulp: 6e-8 relative); the sum with an int64 is float64
+    src = "v = a + np.log2(b)"
+    assert check.precision_floor(src, (np.int64(1), np.array([3], np.int16))) == "float32"
+    assert check.precision_floor(src, (np.int64(1), np.array([3], np.uint8))) == "float16"
+    assert check.precision_floor(src, (np.int64(1), np.array([3], np.int32))) is None  # float64 throughout
+    assert check.precision_floor("v = a * b", (np.array([3], np.int16),)) is None  # arithmetic rounds exactly
+    want, got = np.array([-6.41503763]), np.array([-6.41503739])
+    assert check.compare_value(got, want, "r")[0][0] == "value"
+    assert check.compare_value(got, want, "r", "float32") == []
+    assert check.compare_value(np.array([-6.42]), want, "r", "float32")[0][0] == "value"
+
+
 def _program(tmp_path, body, inputs):
     p = tmp_path / "prog.py"
     p.write_text(gen.PRELUDE + f"\ndef f(a):\n    {body}\n\ndef make_inputs():\n    return ({inputs},)\n")
