@@ -64,7 +64,7 @@ IrNode *fe_const_from_py(FeCtx *c, PyObject *v, IrPos pos)
         z->u.konst.im = PyComplex_ImagAsDouble(v);
         return z;
     }
-    if (v == Py_Ellipsis) return fe_error(c, pos, "unsupported syntax: Ellipsis (...)");
+    if (v == Py_Ellipsis) return fe_error(c, pos, "unsupported syntax: Ellipsis (...) outside of a subscript");
     return fe_error(c, pos, "constants of type %s are not supported", fe_kind(v));
 }
 
@@ -394,8 +394,15 @@ static IrNode *lower_index_item(FeCtx *c, PyObject *item)
         PyObject *v = fe_get(c, item, "value");
         return v ? lower_index_item(c, v) : NULL;
     }
-    if (!fe_is(item, "Slice")) return fe_lower_expr(c, item);
     IrPos pos = fe_pos(c, item);
+    PyObject *konst = fe_is(item, "Constant") ? fe_get(c, item, "value") : NULL;
+    if (konst == Py_Ellipsis || fe_is(item, "Ellipsis")) { /* a[..., 0]: typespec knows how many slices it is */
+        IrNode *n = new_node(c, IR_SLICE, pos);
+        n->u.slice.ellipsis = true;
+        return n;
+    }
+    if (fe_failed(c)) return NULL;
+    if (!fe_is(item, "Slice")) return fe_lower_expr(c, item);
     IrNode *n = new_node(c, IR_SLICE, pos);
     n->u.slice.start = lower_opt(c, item, "lower");
     n->u.slice.stop = fe_failed(c) ? NULL : lower_opt(c, item, "upper");

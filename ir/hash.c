@@ -255,7 +255,10 @@ static void put_node(Enc *e, const IrNode *n)
         put_node(e, n->u.call.out);
         return;
     case IR_INDEX: put_node(e, n->u.index.base); put_nodes(e, n->u.index.items, n->u.index.n); put_int(e, n->u.index.checked); put_int(e, n->u.index.proven); return;
-    case IR_SLICE: put_node(e, n->u.slice.start); put_node(e, n->u.slice.stop); put_node(e, n->u.slice.step); return;
+    case IR_SLICE:
+        put_int(e, n->u.slice.ellipsis);
+        put_node(e, n->u.slice.start); put_node(e, n->u.slice.stop); put_node(e, n->u.slice.step);
+        return;
     case IR_ATTR: put_node(e, n->u.attr.value); put_str(e, n->u.attr.name); return;
     case IR_TUPLE: put_nodes(e, n->u.tuple.items, n->u.tuple.n); return;
     case IR_TUPLE_GET: put_node(e, n->u.tuple_get.tuple); put_int(e, n->u.tuple_get.k); put_int(e, n->u.tuple_get.unpack_n); return;

@@ -96,7 +96,7 @@
  *  - IR_STORE's target is an IR_INDEX; a scalar value is stored at the element (or broadcast over the view the
  *    index selects), an array value is broadcast into that view, and an array value whose target is indexed
  *    by a bool mask means `a[mask] = values` (the k-th set element takes values[k]);
- *  - IR_NAMEREF, IR_AUGASSIGN, IR_FOR_ITER and IR_COMPREHENSION never appear;
+ *  - IR_NAMEREF, IR_AUGASSIGN, IR_FOR_ITER and IR_COMPREHENSION never appear, nor a slice.ellipsis;
  *  - after ir_reduce_nests and ir_version_loops, an IR_IF may be versioned: its cond is an ordinary int64 test
  *    and its arms compute the same (if_.versioned: two copies of one loop, or with if_.nest a loop nest and
  *    the array statements it stands for); a backend lowers it as any if, and an access marked index.proven
@@ -480,7 +480,9 @@ struct IrNode {
          * either way a negative item counts from the end. proven (then checked is false): ir_version_loops's
          * test before the loop proved every item in [0, dim): no wrap, no check. */
         struct { IrNode *base; IrNode **items; int n; bool checked, proven; } index;
-        struct { IrNode *start, *stop, *step; } slice;
+        /* ellipsis: untyped IR only, `...` among a subscript's items (typespec puts the full slices it stands for
+         * in its place; the parts are NULL) */
+        struct { IrNode *start, *stop, *step; bool ellipsis; } slice;
         struct { IrNode *value; const char *name; } attr;
         /* is_list (untyped IR only): a list display `[a, b]`, which typespec makes an array (a tuple where a
          * library function takes a sequence: np.zeros([n, m]), np.concatenate([a, b])). one_pass (typed IR,

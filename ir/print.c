@@ -189,6 +189,10 @@ static void expr_node(Out *o, const IrNode *n)
         put(o, "]%s", n->u.index.proven ? "!proven" : n->type && !n->u.index.checked ? "!nocheck" : "");
         return;
     case IR_SLICE:
+        if (n->u.slice.ellipsis) {
+            put(o, "...");
+            return;
+        }
         if (n->u.slice.start) expr(o, n->u.slice.start);
         put(o, ":");
         if (n->u.slice.stop) expr(o, n->u.slice.stop);

@@ -241,6 +241,79 @@ def test_tuple_index_3d(f, a):
     check_view(f, a)
 
 
+def e_last(a):
+    return a[..., 0]
+
+
+def e_new_axis(a):
+    return a[..., None]
+
+
+def e_first(a):
+    return a[1, ...]
+
+
+def e_whole(a):
+    return a[...]
+
+
+def e_between(a):
+    return a[-1, ..., ::2]
+
+
+def e_none_after(a):
+    return a[..., None, 1:]
+
+
+@pytest.mark.parametrize("f", [e_last, e_new_axis, e_first, e_whole, e_between, e_none_after],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("a", [T3, T3.transpose(1, 2, 0), M.T], ids=["3d", "3d_transposed", "2d_T"])
+def test_ellipsis_stands_for_the_axes_the_other_items_leave(f, a):
+    check_view(f, a)
+
+
+@pytest.mark.parametrize("f", [e_new_axis, e_whole, e_none_after], ids=lambda f: f.__name__)
+def test_ellipsis_of_a_vector(f):
+    check_view(f, V[::2])
+
+
+def test_ellipsis_then_an_element():
+    # NumPy gives a 0-d array, lorikeet its element, as for every 0-d result (USERGUIDE, Differences/Results)
+    got, want = jitted(e_last)(V[::-1]), e_last(V[::-1])
+    assert want.shape == () and isinstance(got, np.float64) and got == want[()]
+
+
+def e_store(a, v):
+    a[..., 1] = v
+    a[...] += 1.0
+    return a
+
+
+def test_ellipsis_in_stores():
+    for a in (T3, M.T, V):
+        ra, la = clone(a), clone(a)
+        same(jitted(e_store)(la, 2.5), e_store(ra, 2.5))
+        same(la, ra)
+
+
+def e_two(a):
+    return a[..., 0, ...]
+
+
+def e_value(a):
+    return ...
+
+
+def test_ellipsis_errors_name_the_line():
+    import lorikeet as lk
+    with pytest.raises(IndexError):
+        e_two(T3)
+    with pytest.raises(lk.CompileError, match=r"single ellipsis(.|\n)*line"):
+        jitted(e_two)(T3)
+    with pytest.raises(lk.CompileError, match="Ellipsis"):
+        jitted(e_value)(T3)
+
+
 def view_then_index(a):
     b = a[::-1, 1:]
     return b[0, 0] + b[-1, -1] + b.T[1, 2]

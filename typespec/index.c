@@ -258,15 +258,41 @@ static IrNode *mask_target(Ts *ts, IrPos pos, IrNode *base, IrNode *mask, int ni
     return ts_elem_at(ts, pos, base, mask, false); /* the mask's shape is checked instead */
 }
 
+/* items[at], an ellipsis, as the `count` full slices it stands for (none when the other items take every axis) */
+static IrNode **expand_ellipsis(Ts *ts, IrNode **items, int *n, int at, int count, IrPos pos)
+{
+    if (count < 0) count = 0;
+    IrNode **out = ir_nodes(ts->a, *n - 1 + count);
+    int k = 0;
+    for (int i = 0; i < *n; i++) {
+        if (i != at) {
+            out[k++] = items[i];
+            continue;
+        }
+        for (int j = 0; j < count; j++) {
+            IrNode *s = ir_node(ts->a, IR_SLICE, pos);
+            s->type = ir_type_slice();
+            out[k++] = s;
+        }
+    }
+    *n = k;
+    return out;
+}
+
 static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_items, int nsrc, bool for_store)
 {
-    int ndim = base->type->ndim, used = 0, nints = 0, nnew = 0;
+    int ndim = base->type->ndim, used = 0, nints = 0, nnew = 0, ellipsis = -1;
     bool fancy = false;
     IrNode **items = ir_nodes(ts->a, nsrc);
     for (int i = 0; i < nsrc; i++) {
         const IrNode *it = src_items[i];
         IrNode *t;
-        if (it->kind == IR_SLICE) {
+        if (it->kind == IR_SLICE && it->u.slice.ellipsis) {
+            if (ellipsis >= 0) TS_ERR(ts, it->pos, "an index can only have a single ellipsis ('...')");
+            ellipsis = i;
+            t = items[i] = NULL; /* its slices, once the other items have said how many axes they take */
+            continue;
+        } else if (it->kind == IR_SLICE) {
             t = typed_slice(ts, it);
             used++;
         } else {
@@ -292,6 +318,9 @@ static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_i
         if (!t) return NULL;
         items[i] = t;
     }
+    if (ellipsis >= 0 && !(items = expand_ellipsis(ts, items, &nsrc, ellipsis, ndim - used, src_items[ellipsis]->pos)))
+        return NULL;
+    if (ellipsis >= 0 && used < ndim) used = ndim;
     if (used > ndim)
         TS_ERR(ts, pos, "too many indices for array: array is %d-dimensional, but %d were indexed", ndim, used);
     if (fancy) {
