@@ -288,3 +288,16 @@ def test_the_printed_ir_has_no_nest_where_the_pass_declines():
     assert "versioned nest" not in ir_of(steps_reading_r2_again, pos, mass, 2)
     args = (np.ones((5, 3)), np.ones((5, 3)), np.ones((5, 5, 3)), np.ones(5), True)
     assert "versioned nest" not in ir_of(maybe_unassigned, *args)
+
+
+def nbody_other_spelling(pos, mass):
+    d = pos[np.newaxis, :, :] - pos[:, np.newaxis, :]
+    r2 = np.sum(d ** 2, axis=-1) + 0.01
+    w = mass / (r2 * np.sqrt(r2))
+    return np.sum(w[..., None] * d, axis=1)
+
+
+def test_the_same_chain_spelled_with_newaxis_ellipsis_and_np_sum():
+    pos, mass = nbody.make_inputs(12)
+    close(J(nbody_other_spelling)(pos, mass), nbody_other_spelling(pos, mass), rtol=1e-10, atol=1e-10)
+    assert "if versioned nest" in ir_of(nbody_other_spelling, pos, mass)
