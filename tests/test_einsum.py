@@ -290,6 +290,30 @@ def test_inspect_types_shows_only_maps_reductions_and_matmul():
     assert "einsum" not in text and "imap" in text
 
 
+def weighted_rows(w, d):
+    return np.einsum('ij,ijk->ik', w, d)
+
+
+def int_matmat(a, b):
+    return np.einsum('ij,jk->ik', a, b)
+
+
+def test_operands_in_their_own_order_are_not_copied():
+    # 'ij,ijk->ik' sums j where it is, as (w[:, :, None] * d).sum(axis=1): no transposed copy of d
+    w, d = rand((5, 6), np.float64), rand((5, 6, 3), np.float64)
+    np.testing.assert_allclose(J(weighted_rows)(w, d), weighted_rows(w, d), rtol=1e-12)
+    text = J(weighted_rows).inspect_types(w, d)
+    assert "imap" not in text and "axis=1" in text
+    a, b = RNG.integers(-9, 9, (4, 5)), RNG.integers(-9, 9, (5, 3))
+    np.testing.assert_array_equal(J(int_matmat)(a, b), int_matmat(a, b))
+    assert "imap" not in J(int_matmat).inspect_types(a, b)
+    J(weighted_rows)(w, d)
+    before = lk.runtime.stats()["allocations"]
+    J(weighted_rows)(w, d)
+    if lk.get_backend() != "gpu":
+        assert lk.runtime.stats()["allocations"] - before == 1  # the result
+
+
 # ---- errors ----
 
 

@@ -6,15 +6,16 @@
  * for 'A'-'Z', 26-51 for 'a'-'z'), then the output's tuple, or none for NumPy's implicit output (the labels used
  * exactly once, in order).
  *
- * The labels make one index space: the output's in its order, then the summed ones in order of first use.
- * Each operand is brought into that space:
+ * The labels make one index space: an order that each operand's labels and the output's keep, where there is
+ * one (operands_order: 'ij,ijk->ik' is (i, j, k), the sum over j a reduction along the middle axis); else the
+ * output's in its order, then the summed ones in order of first use. Each operand is brought into that space:
  *  - with its labels in the space's order it is used as it is; in the reverse order, through transpose (a view);
  *    in any other order, or with a label repeated (the diagonal 'ii'), an index map copies it into the space's
  *    order, reading x[i, i] for a repeated label;
  *  - each label it lacks becomes a new axis of length 1 (x[:, None, :]).
  * The two operands' product is a map over them, which broadcasts axes of length 1 as NumPy's einsum does and
  * raises its shape error where two lengths of a label differ; each summed axis is then an add reduction, the
- * last axis first, the map fused into the first. One operand without sums is copied: the result is always a
+ * last first, the map fused into the first. One operand without sums is copied: the result is always a
  * new array (NumPy returns a view for some one-operand forms, 'ij->ji' and 'ii->i').
  * A matrix product of two float 2-D operands ('ij,jk->ik', 'ij,kj->ik', ...) is the matmul intrinsic, under a
  * run-time test that the summed axes have one length; when they do not, the general form broadcasts (a length
@@ -24,6 +25,7 @@
  * product is `and` and a sum is `or`). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include "ts_internal.h"
 
 #define EIN_LABELS 52 /* the letters */
@@ -259,10 +261,56 @@ static IrNode *elem_product(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
     return ts_scalar_binop(ts, pos, IR_OP_MUL, ts_cast(ts, e[0], t), ts_cast(ts, e[1], t));
 }
 
+/* The space in an order every operand's labels keep, when there is one: the labels merged in the order each
+ * operand and the output lists them (the first listed first where the order leaves a choice). Then no operand is
+ * copied into the space's order, and a summed label between kept ones is reduced where it is: 'ij,ijk->ik' is
+ * (w[:, :, None] * d).sum(axis=1), where the space (i, k, j) took a transposed copy of d. A repeated label (a
+ * diagonal), or operands that order two labels both ways, leave the space as it is. */
+static void operands_order(Einsum *e)
+{
+    const int *seq[3];
+    int len[3], nseq = 0;
+    for (int k = 0; k < e->nops; k++) {
+        for (int i = 0; i < e->op[k].nlab; i++)
+            if (index_of(e->op[k].lab, i, e->op[k].lab[i]) >= 0) return;
+        seq[nseq] = e->op[k].lab;
+        len[nseq++] = e->op[k].nlab;
+    }
+    seq[nseq] = e->out;
+    len[nseq++] = e->nout;
+    int first[EIN_LABELS], order[EIN_LABELS], n = 0; /* first: where each label first appears, for the choice */
+    for (int l = 0; l < EIN_LABELS; l++) first[l] = -1;
+    for (int s = 0, at = 0; s < nseq; s++)
+        for (int i = 0; i < len[s]; i++, at++)
+            if (first[seq[s][i]] < 0) first[seq[s][i]] = at;
+    bool placed[EIN_LABELS] = {false};
+    while (n < e->nspace) {
+        int best = -1;
+        for (int p = 0; p < e->nspace; p++) { /* a label none of whose predecessors in a sequence is unplaced */
+            int l = e->space[p];
+            bool ready = !placed[l];
+            for (int s = 0; s < nseq && ready; s++)
+                for (int i = 1; i < len[s] && ready; i++)
+                    if (seq[s][i] == l && !placed[seq[s][i - 1]]) ready = false;
+            if (ready && (best < 0 || first[l] < first[best])) best = l;
+        }
+        if (best < 0) return; /* two sequences order two labels both ways */
+        placed[best] = true;
+        order[n++] = best;
+    }
+    memcpy(e->space, order, sizeof(int) * (size_t)n);
+}
+
+static bool is_out(const Einsum *e, int label)
+{
+    return index_of(e->out, e->nout, label) >= 0;
+}
+
 static IrNode *product_and_sums(Ts *ts, Einsum *e)
 {
     IrNode *x;
     bool copied = true;
+    operands_order(e);
     if (e->nops == 1) {
         x = in_space(ts, e, 0, &copied);
     } else {
@@ -276,8 +324,8 @@ static IrNode *product_and_sums(Ts *ts, Einsum *e)
     IrReduceOp op = e->dt == IR_DT_BOOL ? IR_RED_OR : IR_RED_ADD;
     IrType *acc = ir_type_scalar(e->dt);
     if (e->nout == 0) return ts_make_reduce(ts, e->pos, op, x, -1, false, acc);
-    for (int axis = e->nspace - 1; x && axis >= e->nout; axis--)
-        x = ts_make_reduce(ts, e->pos, op, x, axis, false, acc);
+    for (int axis = e->nspace - 1; x && axis >= 0; axis--) /* the kept labels stay in the output's order */
+        if (!is_out(e, e->space[axis])) x = ts_make_reduce(ts, e->pos, op, x, axis, false, acc);
     return x;
 }
 
