@@ -301,3 +301,16 @@ def test_the_same_chain_spelled_with_newaxis_ellipsis_and_np_sum():
     pos, mass = nbody.make_inputs(12)
     close(J(nbody_other_spelling)(pos, mass), nbody_other_spelling(pos, mass), rtol=1e-10, atol=1e-10)
     assert "if versioned nest" in ir_of(nbody_other_spelling, pos, mass)
+
+
+def nbody_einsum(pos, mass):
+    d = pos[None, :, :] - pos[:, None, :]
+    r2 = np.einsum('ijk,ijk->ij', d, d) + 0.01
+    w = mass[None, :] / (r2 * np.sqrt(r2))
+    return np.einsum('ij,ijk->ik', w, d)
+
+
+def test_the_same_chain_spelled_with_einsum():
+    pos, mass = nbody.make_inputs(12)
+    close(J(nbody_einsum)(pos, mass), nbody_einsum(pos, mass), rtol=1e-10, atol=1e-10)
+    assert "if versioned nest" in ir_of(nbody_einsum, pos, mass)
