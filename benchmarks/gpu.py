@@ -168,6 +168,86 @@ def host_time_of_a_launch(repeats=2000):
     return out
 
 
+PLAIN_SUM = r"""
+extern "C" __global__ void __launch_bounds__(256) plain_sum(const double2 *__restrict__ x, long long nv, double *part,
+                                                          unsigned *ticket, double *out)
+{
+    double acc = 0;
+    long long stride = (long long)gridDim.x * blockDim.x, q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; q + 7 * stride < nv; q += 8 * stride) {
+        double2 v[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) v[u] = x[q + u * stride];
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            acc += v[u].x;
+            acc += v[u].y;
+        }
+    }
+    for (; q < nv; q += stride) {
+        double2 v = x[q];
+        acc += v.x;
+        acc += v.y;
+    }
+    __shared__ double sh[32];
+    __shared__ bool last;
+    for (int o = 16; o; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        acc = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : 0;
+        for (int o = 16; o; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+        if (threadIdx.x == 0) part[blockIdx.x] = acc;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    double b = 0;
+    for (unsigned j = threadIdx.x; j < gridDim.x; j += blockDim.x) b += part[j];
+    for (int o = 16; o; o >>= 1) b += __shfl_down_sync(0xffffffffu, b, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = b;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0;
+        for (unsigned w = 0; w < blockDim.x / 32; w++) t += sh[w];
+        *out = t;
+        *ticket = 0;
+    }
+}
+"""
+
+
+def plain_sum(n, repeats):
+    """The sum's peer: the plain kernel of the issue's table (one launch, 8 wide loads a thread, the last block
+    combining the blocks' partials in order), launched through CuPy on 4 blocks an SM, the result copied back:
+    the wall clock of that call, and the kernel's own time (events around 50 back-to-back launches)."""
+    if cupy is None:
+        return {}
+    a = np.random.default_rng(0).random(n)
+    x = cupy.asarray(a)
+    k = cupy.RawModule(code=PLAIN_SUM).get_function("plain_sum")
+    grid = 4 * cupy.cuda.Device().attributes["MultiProcessorCount"]
+    part, ticket, res = cupy.zeros(grid), cupy.zeros(1, dtype=np.uint32), cupy.zeros(1)
+
+    def call():
+        k((grid,), (256,), (x, np.int64(n // 2), part, ticket, res))
+        return float(res.get()[0])
+    np.testing.assert_allclose(call(), a.sum(), rtol=1e-9)
+    out = {"n": n, "wall_s": median_time(call, repeats)}
+    e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
+    e0.record()
+    for _ in range(50):
+        k((grid,), (256,), (x, np.int64(n // 2), part, ticket, res))
+    e1.record()
+    e1.synchronize()
+    out["kernel_s"] = cupy.cuda.get_elapsed_time(e0, e1) / 50 / 1e3
+    return out
+
+
 def first_calls():
     """First call of new kernels in this process (NVRTC included): the first, then a few more. Each has its own
     constant, so its CUDA C differs and NVRTC runs (the runtime keeps the images of identical kernel sources)."""
@@ -321,6 +401,9 @@ def main(argv=None):
         print(f"own GEMM kernel against cuBLAS, {g['n']}^2 float32, device arrays, TFLOP/s: "
               + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in g.items() if k != "n"),
               flush=True)
+    if not only or any(w in "np.sum" for w in only):
+        res["plain_sum"] = plain_sum(1_000_000 if args.quick else 10_000_000, repeats)
+        print(f"np.sum's plain kernel through CuPy: {res['plain_sum']}", flush=True)
     print("| workload | lorikeet, device arrays | CuPy, device arrays | lorikeet, NumPy in/out | CuPy, NumPy in/out |")
     print("| --- | --- | --- | --- | --- |", flush=True)
 

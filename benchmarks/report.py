@@ -287,6 +287,11 @@ def gpu_md_section(record):
         cupy_host = launch.get("cupy_elementwise_host_s")
         out.append(f"- Host time of a call that launches one kernel: {launch['lorikeet_host_s'] * 1e6:.1f} µs"
                    + (f" (CuPy's elementwise kernel: {cupy_host * 1e6:.1f} µs)" if cupy_host else ""))
+    plain = record.get("plain_sum", {})
+    if "wall_s" in plain:
+        out.append(f"- np.sum of {plain['n']:,} float64 by the plain kernel of issue 10's table (one launch, the last "
+                   f"block combining), launched through CuPy, its result copied back: {plain['wall_s'] * 1e6:.1f} µs "
+                   f"a call, {plain['kernel_s'] * 1e6:.1f} µs in the kernel (the floor of the np.sum row above)")
     if first:
         out.append("- First calls of new kernels, NVRTC included: "
                    + ", ".join(f"{t * 1e3:.0f} ms" for t in first) + " (the first in the process, then others)")
