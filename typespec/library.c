@@ -711,7 +711,10 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     numpy_operands(ts, a);
     if (!strcmp(name, "conj") || !strcmp(name, "conjugate")) {
         if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
-        return ts_complex_part(ts, pos, a->pos[0], IR_UOP_CONJ);
+        IrNode *x = a->pos[0];
+        /* the ufunc makes a new array of a real one too (x.conj() is x itself, as NumPy's method is) */
+        if (x->type->kind == IR_TY_ARRAY && !ir_dtype_is_complex(x->type->dtype)) return ts_copy_array(ts, pos, x);
+        return ts_complex_part(ts, pos, x, IR_UOP_CONJ);
     }
     if (!strcmp(name, "angle")) {
         if (!ts_check_args(ts, a, name, 1, 1)) return NULL;
@@ -762,11 +765,12 @@ static IrNode *call_numpy(Ts *ts, Args *a, const char *name)
     if (lookup_math(name, &fn) && strcmp(name, "pow") && strcmp(name, "asin") && strcmp(name, "acos") &&
         strcmp(name, "atan") && strcmp(name, "asinh") && strcmp(name, "acosh") && strcmp(name, "atanh") && strcmp(name, "atan2")) {
         if (!ts_check_args(ts, a, name, ir_math_arity(fn), ir_math_arity(fn))) return NULL;
-        /* NumPy 2 keeps integer dtypes for floor, ceil and trunc (rint still gives floats) */
+        /* NumPy 2 keeps integer dtypes for floor, ceil and trunc (rint still gives floats): the values, in a new
+         * array (the argument itself was returned, so that writing into the result wrote into the argument) */
         IrType *t0 = a->pos[0]->type;
         bool int_in = (t0->kind == IR_TY_ARRAY || t0->kind == IR_TY_SCALAR) && (ir_dtype_is_int(t0->dtype) || t0->dtype == IR_DT_BOOL);
         if ((fn == IR_MATH_FLOOR || fn == IR_MATH_CEIL || fn == IR_MATH_TRUNC) && int_in)
-            return t0->kind == IR_TY_SCALAR ? ts_cast(ts, a->pos[0], ir_type_strong(t0)) : a->pos[0];
+            return t0->kind == IR_TY_SCALAR ? ts_cast(ts, a->pos[0], ir_type_strong(t0)) : ts_copy_array(ts, pos, a->pos[0]);
         return ts_math(ts, pos, fn, a->pos, a->npos, NULL);
     }
     bool handled;
