@@ -296,6 +296,21 @@ def test_ellipsis_in_stores():
         same(la, ra)
 
 
+def e_element_store(a, v):
+    a[-1, ...] = v  # a 0-d view: a value of one element broadcasts into it (a plain a[-1] = v raises)
+    return a
+
+
+def test_ellipsis_element_takes_a_one_element_array():
+    for v in (np.array([5.0]), np.array([[2.5]])):
+        ra, la = clone(V), clone(V)
+        same(jitted(e_element_store)(la, v), e_element_store(ra, v))
+    with pytest.raises(ValueError):
+        e_element_store(clone(V), np.array([1.0, 2.0]))
+    with pytest.raises(ValueError):
+        jitted(e_element_store)(clone(V), np.array([1.0, 2.0]))
+
+
 def e_two(a):
     return a[..., 0, ...]
 

@@ -562,6 +562,14 @@ static IrNode *element_read(Ts *ts, IrNode *dst)
     return dst->kind == IR_INDEX && dst->u.index.checked ? view_made(ts, dst) : NULL;
 }
 
+/* The untyped subscript has a `...` (NumPy: every axis indexed by an integer leaves a 0-d view, not an element) */
+static bool has_ellipsis(const IrNode *target)
+{
+    for (int i = 0; i < target->u.index.n; i++)
+        if (target->u.index.items[i]->kind == IR_SLICE && target->u.index.items[i]->u.slice.ellipsis) return true;
+    return false;
+}
+
 IrNode *ts_store(Ts *ts, const IrNode *s)
 {
     const IrNode *target = s->u.store.target;
@@ -592,8 +600,9 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
             /* NumPy 2's ValueError when it runs, after the value and the element's IndexError; a bool element
              * takes the truth of an array of one element (NumPy converts with bool(v)) */
             IrNode *read = masked ? NULL : element_read(ts, dst), *r;
-            if (dst->type->dtype == IR_DT_BOOL)
-                r = ts_drop_leading_ones(ts, s->pos, value, 0);
+            if (dst->type->dtype == IR_DT_BOOL || has_ellipsis(target))
+                r = ts_drop_leading_ones(ts, s->pos, value, 0); /* a[i, ...] is a 0-d view: a value of one element
+                                                                  * broadcasts into it */
             else
                 r = ts_after_effects(ts, s->pos, value, ts_raise(ts, s->pos, RT_ERR_VALUE, ts_i64(ts, s->pos, RT_VAL_SEQUENCE),
                                                                  NULL, NULL, dst->type));
