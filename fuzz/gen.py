@@ -246,6 +246,8 @@ class Gen:
         items = [one() for _ in range(rng.randint(1, nd))]
         if rng.random() < 0.1:
             items.insert(rng.randint(0, len(items)), "None")
+        if rng.random() < 0.1:  # the axes the other items leave
+            items.insert(rng.randint(0, len(items)), "...")
         return f"{a}[{', '.join(items)}]"
 
     # -- statements -----------------------------------------------------------------------------------------

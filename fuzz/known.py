@@ -178,8 +178,10 @@ KNOWN_BUGS = [
     KnownBug("types-first", "by design: lorikeet types the whole function before it runs",
              "an operation NumPy refuses for its dtypes (a CompileError, a TypeError) whose operands also do not "
              "broadcast or whose index is out of range: NumPy raises the ValueError of the shapes or the IndexError "
-             "first, when that line runs", {"compile-error"}, r".",
-             r"CompileError: .* where the reference raises (ValueError: operands could not be broadcast|IndexError)"),
+             "first, when that line runs (or, on an earlier line, a negative integer power's ValueError)",
+             {"compile-error"}, r".",
+             r"CompileError: .* where the reference raises (ValueError: operands could not be broadcast|IndexError|"
+             r"ValueError: Integers to negative integer powers)"),
     # the broad ones last: a mismatch goes to a specific entry first
     KnownBug("r08-r10", "issue 12 item 1, repros/r08_shape_len_not_weak.py, r10_weak_strong_scalars.py",
              "what remains of NEP 50 after its rules landed, as documented (USERGUIDE, Typing rules, A variable has "
