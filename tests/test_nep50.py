@@ -470,7 +470,15 @@ def math_with_python_numbers(a):
 MIXED = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint64, np.float16, np.float32]
 
 
-@pytest.mark.parametrize("fn", [arctan2_of, hypot_of, copysign_of])
+def logaddexp_of(a, b):
+    return np.logaddexp(a, b)
+
+
+def logaddexp2_of(a, b):
+    return np.logaddexp2(a, b)
+
+
+@pytest.mark.parametrize("fn", [arctan2_of, hypot_of, copysign_of, logaddexp_of, logaddexp2_of])
 @pytest.mark.parametrize("x", MIXED, ids=lambda d: np.dtype(d).name)
 def test_a_math_function_of_mixed_integers_takes_numpys_loop(fn, x):
     # NumPy picks the first loop every operand casts to safely: uint8 and int8 give float16, where their

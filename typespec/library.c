@@ -25,7 +25,7 @@ static IrNode *elem_math(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
  * promotion, int16, would give float32). A Python int (weak) counts with each of them, as NumPy 2 promotes it
  * (it lifts only a bool, to int64); where a float is among the operands, or only Python numbers are, it is the
  * promotion's. */
-static IrType *math_type_of(IrNode **args, int nargs)
+IrType *ts_math_type_of(IrNode **args, int nargs)
 {
     IrType *t = args[0]->type;
     for (int i = 1; i < nargs; i++) t = ts_promote(t, args[i]->type);
@@ -53,7 +53,7 @@ IrNode *ts_math(Ts *ts, IrPos pos, IrMathFn fn, IrNode **args, int nargs, IrType
         if (args[i]->type->kind != IR_TY_SCALAR)
             TS_ERR(ts, pos, "%s() needs numbers, not %s", ir_math_name(fn), ts_type_name(args[i]->type));
     }
-    IrType *t = force ? force : math_type_of(args, nargs);
+    IrType *t = force ? force : ts_math_type_of(args, nargs);
     bool is_pred = fn == IR_MATH_ISNAN || fn == IR_MATH_ISINF || fn == IR_MATH_ISFINITE;
     if (is_pred && !ir_dtype_is_float(args[0]->type->dtype))
         return ts_after_effects(ts, pos, args[0], ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), fn == IR_MATH_ISFINITE));

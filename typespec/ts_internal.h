@@ -59,6 +59,10 @@ typedef struct Ts {
 
 /* promote.c (with ts_promote, typespec.h) */
 IrType *ts_math_type(IrType *t);    /* the float type NumPy gives a math function of t (sqrt of int8: float16) */
+/* The float type NumPy's loop for a math function of these scalars computes in: the first loop (e, f, d) every
+ * operand casts to safely (np.logaddexp(np.uint8(9), int8_array) is float16, where their promotion, int16, gives
+ * float32); library.c says the whole rule. */
+IrType *ts_math_type_of(IrNode **args, int nargs);
 IrType *ts_compute_type(IrType *t); /* the type NumPy computes a function of float type t in: float16's is float32 */
 
 /* infer.c */

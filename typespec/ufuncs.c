@@ -93,7 +93,7 @@ static IrNode *e_fminmax(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 static IrNode *e_logaddexp(Ts *ts, IrPos pos, IrNode **e, int n, void *env)
 {
     bool base2 = *(bool *)env;
-    IrType *rt = ts_math_type(ts_promote(e[0]->type, e[1]->type)), *t = ts_compute_type(rt); /* float16: in float32 */
+    IrType *rt = ts_math_type_of(e, 2), *t = ts_compute_type(rt); /* NumPy's loop; float16 computes in float32 */
     IrNode *x = ts_cast(ts, e[0], t), *y = ts_cast(ts, e[1], t);
     IrNode *d = ts_scalar_binop(ts, pos, IR_OP_SUB, x, y);
     IrNode *absd = ts_scalar_unop(ts, pos, IR_UOP_ABS, d);
