@@ -57,6 +57,7 @@ typedef enum {
     FE_RES_NAMED,       /* qual: "builtins.len", "numpy.sqrt", ... */
     FE_RES_FUNC,        /* obj: a user function or dispatcher */
     FE_RES_ARRAY,       /* obj: a NumPy array from outside the function, frozen (a read-only copy) */
+    FE_RES_EXCEPTION,   /* qual: an exception class as "module:qualname" ("builtins:ValueError"); obj: the class */
     FE_RES_UNSUPPORTED, /* qual: a description of the object */
     FE_RES_UNDEFINED,   /* not found anywhere */
 } FeResKind;
@@ -75,6 +76,12 @@ bool fe_resolve(FeCtx *c, PyObject *id, IrPos pos, FeRes *out); /* id: a str; fa
 /* A lambda or a def inside the function, as an IR_LAMBDA whose func captures what it reads of the enclosing
  * function's variables. */
 IrNode *fe_lower_nested(FeCtx *c, PyObject *node, IrPos pos);
+
+/* ---- lower_raise.c: raise and assert statements ---- */
+/* `raise E`, `raise E(constants...)` (and `from None`): an IR_EXPR_STMT of the raise intrinsic naming E and its
+ * arguments (ir.h's IR_INTR_RAISE); `assert test[, message]`: if not test, raise AssertionError(message). */
+bool fe_lower_raise(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out);
+bool fe_lower_assert(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out);
 
 /* ---- lower_expr.c ---- */
 IrNode *fe_lower_expr(FeCtx *c, PyObject *e);

@@ -103,6 +103,9 @@ static void *name_misuse(FeCtx *c, const FeRes *r, IrPos pos)
     }
     if (r->kind == FE_RES_UNSUPPORTED)
         return fe_error(c, pos, "name '%s' refers to an unsupported object (%s)", r->name, r->qual);
+    if (r->kind == FE_RES_EXCEPTION)
+        return fe_error(c, pos, "'%s' is an exception class: compiled code can raise it (raise %s(\"...\")) but not "
+                        "use it as a value", r->name, r->name);
     return NULL;
 }
 
@@ -122,6 +125,7 @@ static IrNode *lower_name(FeCtx *c, PyObject *e, IrPos pos)
         return n;
     }
     case FE_RES_ARRAY: return fe_const_array(c, r.name, r.obj, pos);
+    case FE_RES_EXCEPTION:
     case FE_RES_UNSUPPORTED:
     case FE_RES_UNDEFINED: return name_misuse(c, &r, pos);
     }
@@ -458,6 +462,7 @@ static bool lower_callee(FeCtx *c, PyObject *func, IrNode *n, IrPos pos, IrNode 
         case FE_RES_MODULE: fe_error(c, pos, "module '%s' is not callable", r.qual); return false;
         case FE_RES_CONST: fe_error(c, pos, "'%s' is a constant, not a function", r.name); return false;
         case FE_RES_ARRAY: fe_error(c, pos, "'%s' is an array, not a function", r.name); return false;
+        case FE_RES_EXCEPTION:
         case FE_RES_UNSUPPORTED:
         case FE_RES_UNDEFINED: name_misuse(c, &r, pos); return false;
         }

@@ -363,8 +363,6 @@ static bool lower_rejected(FeCtx *c, PyObject *s, IrPos pos)
         {"AsyncFor", "unsupported syntax: async for loop"},
         {"Try", "unsupported syntax: try statement"},
         {"TryStar", "unsupported syntax: try statement"},
-        {"Raise", "unsupported syntax: raise statement"},
-        {"Assert", "unsupported syntax: assert statement"},
         {"Delete", "unsupported syntax: del statement"},
         {"Match", "unsupported syntax: match statement"},
         {"Import", "unsupported syntax: import statement inside a function"},
@@ -391,6 +389,8 @@ static bool lower_kind(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
     if (!strcmp(k, "For")) return lower_for(c, s, pos, out);
     if (!strcmp(k, "Return")) return lower_return(c, s, pos, out);
     if (!strcmp(k, "Expr")) return lower_expr_stmt(c, s, pos, out);
+    if (!strcmp(k, "Raise")) return fe_lower_raise(c, s, pos, out);
+    if (!strcmp(k, "Assert")) return fe_lower_assert(c, s, pos, out);
     if (!strcmp(k, "FunctionDef")) {
         /* def g(...) inside the function: g becomes a local bound to the nested function */
         const char *name = fe_str(c, s, "name");

@@ -203,6 +203,10 @@ bool fe_resolve(FeCtx *c, PyObject *id, IrPos pos, FeRes *out)
         const char *q = tuple_str(c, r, 1);
         if (!q) return fe_failed(c) ? false : bad_env(c, pos, name);
         *out = (FeRes){tag[0] == 'n' ? FE_RES_NAMED : FE_RES_UNSUPPORTED, name, q, NULL, NULL};
+    } else if (strcmp(tag, "exception") == 0) {
+        const char *q = tuple_str(c, r, 1);
+        if (!q || PyTuple_GET_SIZE(r) < 3) return fe_failed(c) ? false : bad_env(c, pos, name);
+        *out = (FeRes){FE_RES_EXCEPTION, name, q, PyTuple_GET_ITEM(r, 2), NULL};
     } else if (strcmp(tag, "func") == 0) {
         *out = (FeRes){FE_RES_FUNC, name, NULL, arg, NULL};
     } else if (strcmp(tag, "array") == 0) {

@@ -1,7 +1,7 @@
 /* check_unbound.c: Python raises UnboundLocalError when a variable is read before any assignment on the path
  * taken. This pass finds the reads where that can happen: a forward analysis of the variables definitely
- * assigned at each point (intersection at joins; a loop body may run zero times; code after return, break or
- * continue is unreachable). Those reads get check_bound, and their variable maybe_unbound, so the backend
+ * assigned at each point (intersection at joins; a loop body may run zero times; code after return, break,
+ * continue or raise is unreachable). Those reads get check_bound, and their variable maybe_unbound, so the backend
  * keeps an "assigned" flag for it and raises where a check fails. Everywhere else there is no cost. */
 #include <string.h>
 #include "ir.h"
@@ -93,6 +93,9 @@ static Set stmt(Pass *p, IrNode *s, Set in)
     case IR_RETURN: case IR_BREAK: case IR_CONTINUE:
         reads(&in, s);
         return set_new(p, true);
+    case IR_EXPR_STMT:
+        reads(&in, s);
+        return ir_is_raise_stmt(s) ? set_new(p, true) : in; /* a raise: what follows is unreachable */
     default:
         reads(&in, s);
         return in;

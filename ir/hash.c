@@ -253,6 +253,7 @@ static void put_node(Enc *e, const IrNode *n)
             put_node(e, n->u.call.kwargs[i]);
         }
         put_node(e, n->u.call.out);
+        put_str(e, n->u.call.text);
         return;
     case IR_INDEX: put_node(e, n->u.index.base); put_nodes(e, n->u.index.items, n->u.index.n); put_int(e, n->u.index.checked); put_int(e, n->u.index.proven); return;
     case IR_SLICE:

@@ -386,7 +386,13 @@ typedef enum {
      * value (of whatever type the place it stands in needs: a scalar, an array, None) is never produced. typespec
      * puts it where CPython and NumPy raise at run time an error the other nodes cannot: in the failing arm of
      * `x if ok else raise(...)` (a value out of the range a store's target holds), or alone (a write into a
-     * read-only array, on the path that writes). Effects: it raises, and does nothing else. */
+     * read-only array, on the path that writes). Effects: it raises, and does nothing else.
+     * A raise statement of the program (`raise ValueError("negative n")`, a failing `assert`) is this intrinsic
+     * with code RT_ERR_RAISE, as a statement (IR_EXPR_STMT, typed None; ir_is_raise_stmt): u.call.name is the
+     * exception class as "module:qualname" ("builtins:ValueError") and u.call.text the repr of the tuple of its
+     * constant arguments ("('negative n',)"), or NULL for none; its int64 extras are 0. The backend enters both
+     * strings in its RtNames and writes their indices as the record's extras. In the untyped IR the frontend
+     * makes it with no arguments at all (name and text only); typespec adds the code and extras. */
     IR_INTR_RAISE,
     /* sort(x, axis, argsort): x an array of any strides, axis an IR_CONST int64 in [0, ndim), argsort an IR_CONST
      * int64, 0 or 1. A new C-contiguous array of x's shape: each line of x along axis sorted (argsort 0: x's
@@ -475,6 +481,7 @@ struct IrNode {
             IrNode **kwargs;
             int nkw;
             uint64_t starred;    /* untyped IR: bit k says args[k] is unpacked (`f(*t)`), a tuple; user calls only */
+            const char *text;    /* IR_INTR_RAISE of a raise statement: the repr of its arguments' tuple, or NULL */
         } call;
         /* checked: an item out of range raises IndexError (else, with boundscheck off, it is not checked);
          * either way a negative item counts from the end. proven (then checked is false): ir_version_loops's
@@ -622,6 +629,9 @@ typedef struct IrCopyHooks {
 } IrCopyHooks;
 IrNode *ir_copy(RtArena *a, const IrNode *n, const IrCopyHooks *hooks);
 bool ir_is_statement(IrKind k);
+/* s is a raise statement of the program (IR_EXPR_STMT of IR_INTR_RAISE, untyped or typed): control never
+ * continues after it */
+bool ir_is_raise_stmt(const IrNode *s);
 const char *ir_kind_name(IrKind k);
 
 /* ---- printing (print.c): the readable text form that inspect_types shows ---- */
@@ -644,7 +654,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 20 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 21 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -660,7 +670,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 17: ir_sibling_reductions (one_pass tuples of reductions); 18: ir_fuse
                                * leaves an input that may raise out of a conditional (np.where's arms);
                                * 19: ir_reduce_nests (n-body's array chain as one loop nest); 20: it declines
-                               * a chain array read as a plain input, and marks its if (if_.nest) */
+                               * a chain array read as a plain input, and marks its if (if_.nest);
+                               * 21: raise statements (IR_INTR_RAISE with RT_ERR_RAISE, u.call.text hashed) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */

@@ -145,6 +145,12 @@ bool ir_is_statement(IrKind k)
     return k >= IR_ASSIGN;
 }
 
+bool ir_is_raise_stmt(const IrNode *s)
+{
+    const IrNode *v = s->kind == IR_EXPR_STMT ? s->u.expr_stmt.value : NULL;
+    return v && v->kind == IR_CALL && v->u.call.ckind == IR_CALLEE_INTRINSIC && v->u.call.intrinsic == IR_INTR_RAISE;
+}
+
 const char *ir_kind_name(IrKind k)
 {
     static const char *names[IR_KIND_COUNT] = {

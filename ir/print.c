@@ -181,6 +181,8 @@ static void expr_node(Out *o, const IrNode *n)
             expr(o, n->u.call.kwargs[i]);
         }
         if (n->u.call.out) { put(o, ", out="); expr(o, n->u.call.out); }
+        if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.name) /* a raise statement's exception */
+            put(o, "%s%s%s", n->u.call.nargs ? ", " : "", n->u.call.name, n->u.call.text ? n->u.call.text : "()");
         put(o, ")");
         return;
     case IR_INDEX:

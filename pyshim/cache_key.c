@@ -232,7 +232,8 @@ static bool env_line(Program *p, PyObject *var, PyObject *r)
         return array_text(t, what) && text_str(t, "\n");
     if (is_str && what && (PyUnicode_CompareWithASCIIString(kind, "named") == 0 ||
                            PyUnicode_CompareWithASCIIString(kind, "unsupported") == 0 ||
-                           PyUnicode_CompareWithASCIIString(kind, "module") == 0))
+                           PyUnicode_CompareWithASCIIString(kind, "module") == 0 ||
+                           PyUnicode_CompareWithASCIIString(kind, "exception") == 0))
         return text_obj(t, kind) && text_str(t, " ") && text_obj(t, what) && text_str(t, "\n");
     if (is_str && what && PyUnicode_CompareWithASCIIString(kind, "func") == 0) {
         static PyObject *callee_of;

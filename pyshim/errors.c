@@ -35,10 +35,97 @@ static PyObject *source_line(const char *file, int line)
 }
 
 static PyObject *raise_as(const LkDiag *d, PyObject *cls);
+static PyObject *raise_program_exception(const LkDiag *d);
 
 PyObject *lk_raise_diag(const LkDiag *d)
 {
+    if (d->kind == LK_ERR_RAISED && d->raised_class) return raise_program_exception(d);
     return raise_as(d, NULL);
+}
+
+/* The class "module:qualname" names, if it is still an exception class there (a new reference), else NULL. */
+static PyObject *exception_class_named(const char *spec)
+{
+    const char *colon = strchr(spec, ':');
+    if (!colon) return NULL;
+    PyObject *modname = PyUnicode_FromStringAndSize(spec, colon - spec);
+    PyObject *obj = modname ? PyImport_Import(modname) : NULL;
+    Py_XDECREF(modname);
+    for (const char *p = colon + 1; obj && *p;) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        PyObject *attr = PyUnicode_FromStringAndSize(p, (Py_ssize_t)n);
+        PyObject *next = attr ? PyObject_GetAttr(obj, attr) : NULL;
+        Py_XDECREF(attr);
+        Py_DECREF(obj);
+        obj = next;
+        p += n + (dot ? 1 : 0);
+    }
+    if (obj && PyType_Check(obj) && PyType_IsSubtype((PyTypeObject *)obj, (PyTypeObject *)PyExc_BaseException))
+        return obj;
+    Py_XDECREF(obj);
+    PyErr_Clear();
+    return NULL;
+}
+
+/* A raise statement of the program (LK_ERR_RAISED): its class made with exactly its arguments (so str(e) and
+ * e.args are what CPython gives), with where it was raised as a note (shown by tracebacks) and as lk_file and
+ * lk_line. A class that cannot be found any more (its module changed since the code was compiled) is a
+ * RuntimeError that says what was raised. */
+static PyObject *raise_program_exception(const LkDiag *d)
+{
+    PyObject *args = NULL;
+    if (d->raised_args) {
+        PyObject *ast = PyImport_ImportModule("ast");
+        args = ast ? PyObject_CallMethod(ast, "literal_eval", "s", d->raised_args) : NULL;
+        Py_XDECREF(ast);
+        if (args && !PyTuple_Check(args)) Py_CLEAR(args);
+        if (!args) return NULL;
+    } else if (!(args = PyTuple_New(0))) {
+        return NULL;
+    }
+    PyObject *cls = exception_class_named(d->raised_class);
+    if (!cls) {
+        PyErr_Format(PyExc_RuntimeError, "compiled code raised %s%s (File \"%s\", line %d), a class that cannot be "
+                     "found there any more", d->raised_class, d->raised_args ? d->raised_args : "()", d->file, d->line);
+        Py_DECREF(args);
+        return NULL;
+    }
+    PyObject *exc = PyObject_Call(cls, args, NULL);
+    Py_DECREF(args);
+    if (exc && PyExceptionInstance_Check(exc)) {
+        if (d->file[0] && d->line > 0) {
+            PyObject *text = source_line(d->file, d->line);
+            const char *src = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : NULL;
+            PyErr_Clear();
+            while (src && (*src == ' ' || *src == '\t')) src++;
+            size_t n = src ? strlen(src) : 0;
+            while (n && (src[n - 1] == '\n' || src[n - 1] == '\r')) n--;
+            char line[401];
+            snprintf(line, sizeof line, "%.*s", (int)(n > 400 ? 400 : n), src ? src : "");
+            PyObject *note = n ? PyUnicode_FromFormat("raised by compiled code:\n  File \"%s\", line %d\n    %s",
+                                                      d->file, d->line, line)
+                               : PyUnicode_FromFormat("raised by compiled code:\n  File \"%s\", line %d", d->file, d->line);
+            PyObject *r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
+            Py_XDECREF(r);
+            Py_XDECREF(note);
+            Py_XDECREF(text);
+            PyObject *f = PyUnicode_FromString(d->file), *l = PyLong_FromLong(d->line);
+            if (f && l) {
+                PyObject_SetAttrString(exc, "lk_file", f);
+                PyObject_SetAttrString(exc, "lk_line", l);
+            }
+            Py_XDECREF(f);
+            Py_XDECREF(l);
+            PyErr_Clear(); /* a class that refuses notes or attributes is raised without them */
+        }
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    } else if (exc) { /* a class whose constructor returned something else: CPython's words for raising that */
+        PyErr_SetString(PyExc_TypeError, "exceptions must derive from BaseException");
+    }
+    Py_XDECREF(exc);
+    Py_DECREF(cls);
+    return NULL;
 }
 
 /* d raised as lorikeet.errors' class `name` (a subclass of what d's kind raises) */
@@ -62,6 +149,7 @@ static PyObject *raise_as(const LkDiag *d, PyObject *cls)
     case LK_ERR_MEMORY: cls = PyExc_MemoryError; Py_INCREF(cls); break;
     case LK_ERR_UNAVAILABLE: cls = errors_attr("BackendUnavailable"); break;
     case LK_ERR_INTERNAL: case LK_OK: cls = errors_attr("InternalError"); break;
+    case LK_ERR_RAISED: cls = PyExc_RuntimeError; Py_INCREF(cls); break; /* without its class: see lk_raise_diag */
     }
     if (!cls) return NULL;
     PyObject *msg;

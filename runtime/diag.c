@@ -11,6 +11,7 @@ void lk_diag_set(LkDiag *d, LkErrKind kind, const char *file, int line, int col,
     snprintf(d->file, sizeof d->file, "%s", file ? file : "");
     d->line = line;
     d->col = col;
+    d->raised_class = d->raised_args = NULL;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d->message, sizeof d->message, fmt, ap);

@@ -19,6 +19,7 @@ LkErrKind rt_err_kind(RtErrCode code)
     case RT_ERR_GPU: return LK_ERR_INTERNAL; /* the record's status says which (extra[0]) */
     case RT_ERR_OVERFLOW: return LK_ERR_OVERFLOW;
     case RT_ERR_LINALG: return LK_ERR_LINALG;
+    case RT_ERR_RAISE: return LK_ERR_RAISED;
     }
     return LK_ERR_INTERNAL;
 }
@@ -189,6 +190,16 @@ void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out)
                     x[0] == RT_LINALG_NOT_POSDEF ? "Matrix is not positive definite"
                     : x[0] == RT_LINALG_NOT_SQUARE ? "Last 2 dimensions of the array must be square" : "Singular matrix");
         return;
+    case RT_ERR_RAISE: {
+        /* the program's own exception: the shim makes it from the class and arguments (the message here is for
+         * whoever prints the diagnostic instead) */
+        const char *cls = name_at(names, x[0]), *args = x[1] >= 0 ? name_at(names, x[1]) : NULL;
+        if (!cls || (x[1] >= 0 && !args)) break; /* a record that names no string of this code: internal */
+        lk_diag_set(out, kind, file, e->line, 0, "%s%s", cls, args ? args : "()");
+        out->raised_class = cls;
+        out->raised_args = args;
+        return;
+    }
     }
     lk_diag_set(out, LK_ERR_INTERNAL, file, e->line, 0, "compiled code failed with error record %d (status %d)", e->code,
                 e->status);

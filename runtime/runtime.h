@@ -31,6 +31,7 @@ typedef enum {
     LK_ERR_UNBOUND,       /* UnboundLocalError raised by compiled code */
     LK_ERR_OVERFLOW,      /* OverflowError raised by compiled code */
     LK_ERR_LINALG,        /* numpy.linalg.LinAlgError (a ValueError) raised by compiled code */
+    LK_ERR_RAISED,        /* a raise (or assert) statement of the program: raised_class(*raised_args) */
 } LkErrKind;
 
 typedef struct LkDiag {
@@ -39,6 +40,10 @@ typedef struct LkDiag {
     char file[256];
     int line;
     int col;
+    /* LK_ERR_RAISED only (rt_error_diag sets them; lk_diag_set clears them): the exception class as
+     * "module:qualname" and the repr of its arguments' tuple (NULL: none), pointing into the RtNames table of
+     * the code that raised, so valid while that code is */
+    const char *raised_class, *raised_args;
 } LkDiag;
 
 void lk_diag_set(LkDiag *d, LkErrKind kind, const char *file, int line, int col, const char *fmt, ...)
@@ -105,6 +110,8 @@ typedef enum {
                          * (an int64), the target (RT_OVF_TARGET), which message (RT_OVF_* below)} */
     RT_ERR_LINALG,      /* numpy.linalg.LinAlgError: {which (RT_LINALG_* below: singular, not positive definite,
                          * not square)} */
+    RT_ERR_RAISE,       /* a raise statement of the program: {its class as "module:qualname", the repr of the tuple of
+                         * its constant arguments or -1 for none}, both indices into RtNames */
 } RtErrCode;
 
 /* RT_ERR_OVERFLOW: the target is an integer dtype's bits, plus 256 when unsigned (RT_OVF_TARGET(8, true) is

@@ -168,6 +168,24 @@ def prange_rows(a, out):
     return out
 
 
+def prange_raise(a, out):
+    for i in lk.prange(a.shape[0]):
+        if a[i, 0] < 0:
+            raise ValueError("negative first column", 3)
+        out[i, 0] = a[i, 0]
+    return out
+
+
+def clip_or_raise(v):
+    if v < 0:
+        raise ValueError("negative in a device function")
+    return v * 2
+
+
+def map_raise(a):
+    return lk.map(clip_or_raise, a)
+
+
 def prange_while(n, out):
     for i in lk.prange(n):
         k = i
@@ -237,6 +255,8 @@ OWN += [
     (prange_reductions, (F64,)),
     (prange_rows, (M64, np.zeros_like(M64))),
     (prange_while, (20, np.zeros(20, dtype=np.int64))),
+    (prange_raise, (M64, np.zeros_like(M64))),
+    (map_raise, (F64,)),
     (imap_fill, (3, 4)),
     (comprehension, (F64,)),
     (map_callee, (F64,)),
@@ -376,6 +396,13 @@ def test_a_checked_index_raises_index_error_with_the_line():
     src = lk.jit(f).inspect_cuda(F64, np.arange(3))
     line = f.__code__.co_firstlineno + 1
     assert re.search(rf"lk_raise\(lk_err, lk_order, \d+, 1, {line}, \d+, ", src)  # RT_ERR_INDEX
+
+
+def test_a_raise_statement_in_a_kernel_writes_the_record_with_its_strings_names():
+    src = lk.jit(prange_raise).inspect_cuda(M64, np.zeros_like(M64))
+    line = prange_raise.__code__.co_firstlineno + 3
+    # RT_ERR_RAISE (12) at the raise's line; its class and arguments are indices of the host's names table
+    assert re.search(rf"lk_raise\(lk_err, lk_order, \d+, 12, {line}, \d+, \(i64\)\(\d+\), \(i64\)\(\d+\), ", kernel(src, 0))
 
 
 def test_a_function_without_parallel_regions_has_no_kernel():

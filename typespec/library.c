@@ -954,6 +954,15 @@ static bool unpack_starred(Ts *ts, Args *a)
 
 IrNode *ts_call(Ts *ts, const IrNode *n)
 {
+    if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_RAISE) {
+        /* a raise statement (frontend/lower_raise.c): the raise intrinsic with RT_ERR_RAISE, its strings kept */
+        IrNode *r = ts_raise(ts, n->pos, RT_ERR_RAISE, NULL, NULL, NULL, ir_type_none());
+        if (r) {
+            r->u.call.name = n->u.call.name;
+            r->u.call.text = n->u.call.text;
+        }
+        return r;
+    }
     if (n->u.call.ckind == IR_CALLEE_NAMED &&
         (!strcmp(n->u.call.name, "numpy.array") || !strcmp(n->u.call.name, "numpy.asarray")))
         return call_array(ts, n, n->u.call.name[6] == 'a' && n->u.call.name[7] == 'r');

@@ -364,7 +364,8 @@ static void type_stmts(Ts *ts, const IrBlock *src, IrBlock *dst)
         IrNode *s = type_stmt(ts, src->stmts[i]);
         if (s) ir_block_push(ts->a, dst, s);
         IrKind k = src->stmts[i]->kind;
-        if (ts->splicing && (k == IR_RETURN || k == IR_BREAK || k == IR_CONTINUE)) ts->dead = true;
+        if (ts->splicing && (k == IR_RETURN || k == IR_BREAK || k == IR_CONTINUE || ir_is_raise_stmt(src->stmts[i])))
+            ts->dead = true;
     }
     ts->pre = saved;
 }
@@ -386,7 +387,8 @@ static bool has_break(const IrBlock *b)
 }
 
 /* Whether control can never fall off the end of the block (then the function never returns None by falling
- * off its end). Conservative: a `while True` without a break, a return, or an if whose branches both return. */
+ * off its end). Conservative: a `while True` without a break, a return, a raise, or an if whose branches both
+ * return (or raise). */
 static bool stmt_always_returns(const IrNode *s);
 
 static bool always_returns(const IrBlock *b)
@@ -400,6 +402,7 @@ static bool stmt_always_returns(const IrNode *s)
 {
     switch (s->kind) {
     case IR_RETURN: return true;
+    case IR_EXPR_STMT: return ir_is_raise_stmt(s); /* it never falls through either */
     case IR_IF: return always_returns(&s->u.if_.then) && always_returns(&s->u.if_.orelse);
     case IR_WHILE:
         return s->u.while_.cond->kind == IR_CONST && s->u.while_.cond->u.konst.i != 0 && !has_break(&s->u.while_.body);

@@ -239,9 +239,14 @@ static const char *core_dim(Cu *c, const IrNode *n)
 static const char *raise_error(Cu *c, const IrNode *n)
 {
     const char *e[3];
+    RtErrCode code = (RtErrCode)n->u.call.args[0]->u.konst.i;
     for (int i = 0; i < 3; i++)
         if (!(e[i] = cu_expr(c, n->u.call.args[1 + i]))) return NULL;
-    cu_raise(c, NULL, (RtErrCode)n->u.call.args[0]->u.konst.i, n->pos, e[0], e[1], e[2]);
+    if (code == RT_ERR_RAISE) { /* a raise statement: its class and arguments, as strings of the names table */
+        e[0] = cu_fmt(c, "%d", rt_names_index(c->names, n->u.call.name));
+        e[1] = cu_fmt(c, "%d", n->u.call.text ? rt_names_index(c->names, n->u.call.text) : -1);
+    }
+    cu_raise(c, NULL, code, n->pos, e[0], e[1], e[2]);
     const char *r = cu_new_tmp(c);
     cu_line(c, "%s %s = {};", cu_type(c, n->type), r);
     return r;

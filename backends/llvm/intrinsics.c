@@ -354,8 +354,13 @@ static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
 static LLVMValueRef raise_error(Cg *cg, const IrNode *n)
 {
     LLVMValueRef extra[3];
+    RtErrCode code = (RtErrCode)n->u.call.args[0]->u.konst.i;
     for (int i = 0; i < 3; i++) extra[i] = cg_expr(cg, n->u.call.args[1 + i]);
-    cg_raise_if(cg, LLVMConstInt(cg->i1, 1, 0), (RtErrCode)n->u.call.args[0]->u.konst.i, n->pos, extra, 3);
+    if (code == RT_ERR_RAISE) { /* a raise statement: its class and arguments, as strings of the names table */
+        extra[0] = cg_i64(cg, rt_names_index(cg->names, n->u.call.name));
+        extra[1] = cg_i64(cg, n->u.call.text ? rt_names_index(cg->names, n->u.call.text) : -1);
+    }
+    cg_raise_if(cg, LLVMConstInt(cg->i1, 1, 0), code, n->pos, extra, 3);
     LLVMTypeRef t = cg_type(cg, n->type);
     return LLVMGetUndef(t);
 }

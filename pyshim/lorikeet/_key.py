@@ -16,6 +16,7 @@ depends on and nothing that changes from run to run:
                                               a default value's is under the name "<default k>")
     env g func #1 other.g                    a callee's own block follows (a function met before: "rec #n")
     env np module numpy / env sqrt named numpy.sqrt / env x unsupported <description>
+    env E exception mymodule:MyError         (an exception class a raise statement names)
     end #0
 
 Floats are written in hex (every bit counts), values never by repr of an object, never id() or hash().

@@ -292,6 +292,9 @@ def _resolve(name, v):
         if v.__name__ in _MODULES:
             return ("module", v.__name__, v)
         return ("unsupported", f"module {v.__name__}")
+    if isinstance(v, type) and issubclass(v, BaseException):
+        # what a raise statement raises: found again by module and qualified name when compiled code raises it
+        return ("exception", f"{v.__module__}:{v.__qualname__}", v)
     q = _named(name, v)
     if q is not None:
         return ("named", q)
@@ -325,7 +328,8 @@ def resolve_env(fn, fdef):
 
     Resolutions: ('const', v) for bool/int/float/None and tuples of them; ('array', a read-only copy) for a
     NumPy array (frozen now: see _frozen_array); ('module', 'numpy'|'math'|'lorikeet', module); ('named',
-    'numpy.sqrt') for functions, ufuncs, dtypes and builtins of those modules; ('func', obj) for a Python function
+    'numpy.sqrt') for functions, ufuncs, dtypes and builtins of those modules; ('exception', 'module:qualname',
+    cls) for an exception class (builtins:ValueError); ('func', obj) for a Python function
     or a dispatcher (anything with .py_func); ('unsupported', description) for anything else (an error only where
     the name is used). Names found nowhere are left out: the frontend reports "name 'x' is not defined" at the
     use. Lookup order is Python's: closure, globals, builtins.

@@ -1,0 +1,210 @@
+/* lower_raise.c: raise and assert statements.
+ *
+ * `raise E` and `raise E(a, ...)` raise the program's own exception from compiled code, as Numba's nopython mode
+ * does: E is an exception class known when the function is compiled (a builtin, or a class defined at module level,
+ * named by a global or closure variable or an attribute of numpy), and its arguments are constants (literals, or
+ * tuples of them), which the frontend checks by evaluating them as Python literals. Nothing is formatted at run time:
+ * compiled code has no strings. The exception is named "module:qualname" and its arguments by the repr of their
+ * tuple; the shim makes the exception from both when the call fails (pyshim/errors.c), so its args are exactly
+ * the program's. `assert test, message` is `if not test: raise AssertionError(message)`. A bare `raise` (re-raising
+ * the exception being handled) has nothing to re-raise: compiled code has no try statement.
+ */
+#include <string.h>
+#include "lower.h"
+
+/* The class e names when it is an exception class (a Name, or attributes of a module name: np.linalg.LinAlgError),
+ * with its "module:qualname"; NULL with diag set otherwise. */
+static const char *exception_class(FeCtx *c, PyObject *e, IrPos pos)
+{
+    if (fe_is(e, "Name")) {
+        PyObject *id = fe_get(c, e, "id");
+        FeRes r;
+        if (!id || !fe_resolve(c, id, pos, &r)) return NULL;
+        if (r.kind == FE_RES_EXCEPTION) {
+            if (strstr(r.qual, "<locals>"))
+                return fe_error(c, pos, "the exception class '%s' is defined inside a function: compiled code raises "
+                                "classes defined at module level (or builtins), which it can find again by name", r.name);
+            return fe_dup(c, r.qual);
+        }
+        if (r.kind == FE_RES_UNDEFINED || r.kind == FE_RES_UNSUPPORTED) {
+            if (r.kind == FE_RES_UNDEFINED) return fe_error(c, pos, "name '%s' is not defined", r.name);
+            return fe_error(c, pos, "'%s' is not an exception class (%s): raise takes an exception class, such as "
+                            "ValueError", r.name, r.qual);
+        }
+        return fe_error(c, pos, "'%s' is not an exception class: raise takes an exception class, such as ValueError",
+                        r.name);
+    }
+    if (!fe_is(e, "Attribute"))
+        return fe_error(c, pos, "raise takes an exception class by name (raise ValueError(\"...\")), not a %s "
+                        "expression", fe_kind(e));
+    /* attributes of a module: the object found by getattr from the module the leftmost name resolves to */
+    PyObject *chain[16];
+    int n = 0;
+    PyObject *at = e;
+    while (fe_is(at, "Attribute") && n < 16) {
+        chain[n++] = at;
+        if (!(at = fe_get(c, at, "value"))) return NULL;
+    }
+    FeRes r;
+    PyObject *id = fe_is(at, "Name") ? fe_get(c, at, "id") : NULL;
+    if (!id || !fe_resolve(c, id, pos, &r) || r.kind != FE_RES_MODULE) {
+        if (fe_failed(c)) return NULL;
+        return fe_error(c, pos, "raise takes an exception class by name, or as an attribute of numpy or math "
+                        "(np.linalg.LinAlgError)");
+    }
+    PyObject *obj = r.obj;
+    Py_INCREF(obj);
+    for (int i = n - 1; i >= 0 && obj; i--) {
+        const char *attr = fe_str(c, chain[i], "attr");
+        PyObject *next = attr ? PyObject_GetAttrString(obj, attr) : NULL;
+        Py_DECREF(obj);
+        obj = next;
+    }
+    if (!obj) {
+        PyErr_Clear();
+        return fe_failed(c) ? NULL : fe_error(c, pos, "module '%s' has no such attribute", r.qual);
+    }
+    const char *q = NULL;
+    if (PyType_Check(obj) && PyType_IsSubtype((PyTypeObject *)obj, (PyTypeObject *)PyExc_BaseException)) {
+        PyObject *mod = PyObject_GetAttrString(obj, "__module__"), *qual = PyObject_GetAttrString(obj, "__qualname__");
+        const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+        const char *qn = qual && PyUnicode_Check(qual) ? PyUnicode_AsUTF8(qual) : NULL;
+        if (m && qn) {
+            size_t len = strlen(m) + strlen(qn) + 2;
+            char *buf = rt_arena_alloc(c->a, len);
+            snprintf(buf, len, "%s:%s", m, qn);
+            q = buf;
+        }
+        Py_XDECREF(mod);
+        Py_XDECREF(qual);
+        PyErr_Clear();
+    }
+    Py_DECREF(obj);
+    if (!q) return fe_error(c, pos, "raise takes an exception class, and this attribute is not one");
+    return q;
+}
+
+/* A constant the shim can make again from its repr: str, int, float, bool, None, bytes and tuples of them. */
+static bool plain_constant(PyObject *v)
+{
+    if (v == Py_None || PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v))
+        return true;
+    if (!PyTuple_Check(v)) return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); i++)
+        if (!plain_constant(PyTuple_GET_ITEM(v, i))) return false;
+    return true;
+}
+
+/* The repr of the tuple of call's arguments, each a constant; NULL for no arguments (*none set) or with diag set. */
+static const char *constant_args(FeCtx *c, PyObject *call, IrPos pos, bool *none)
+{
+    *none = false;
+    PyObject *args = fe_list(c, call, "args"), *kws = args ? fe_list(c, call, "keywords") : NULL;
+    if (!kws) return NULL;
+    if (PyList_GET_SIZE(kws) > 0)
+        return fe_error(c, fe_pos(c, PyList_GET_ITEM(kws, 0)), "the exception raised by compiled code takes positional "
+                        "arguments only");
+    Py_ssize_t n = PyList_GET_SIZE(args);
+    if (n == 0) {
+        *none = true;
+        return NULL;
+    }
+    PyObject *ast = PyImport_ImportModule("ast"), *eval = ast ? PyObject_GetAttrString(ast, "literal_eval") : NULL;
+    Py_XDECREF(ast);
+    PyObject *values = eval ? PyTuple_New(n) : NULL;
+    if (!values) {
+        Py_XDECREF(eval);
+        return fe_py_error(c);
+    }
+    const char *text = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *arg = PyList_GET_ITEM(args, i), *v = PyObject_CallOneArg(eval, arg);
+        if (!v || !plain_constant(v)) {
+            PyErr_Clear();
+            Py_XDECREF(v);
+            fe_error(c, fe_pos(c, arg), "the arguments of an exception raised by compiled code must be constants "
+                     "(string and number literals): %s", fe_is(arg, "JoinedStr")
+                     ? "an f-string is formatted at run time, which compiled code does not do"
+                     : "compiled code does not make strings or objects at run time");
+            goto done;
+        }
+        PyTuple_SET_ITEM(values, i, v);
+    }
+    /* the shim evaluates this text again (ast.literal_eval): it must give the same values (not so for inf, nan) */
+    PyObject *repr = PyObject_Repr(values), *back = repr ? PyObject_CallOneArg(eval, repr) : NULL;
+    int same = back ? PyObject_RichCompareBool(back, values, Py_EQ) : -1;
+    PyErr_Clear();
+    if (same == 1) text = fe_dup(c, PyUnicode_AsUTF8(repr));
+    else fe_error(c, pos, "the arguments of an exception raised by compiled code must be constants that Python can "
+                  "read back from their repr (not inf or nan)");
+    PyErr_Clear();
+    Py_XDECREF(repr);
+    Py_XDECREF(back);
+done:
+    Py_DECREF(values);
+    Py_DECREF(eval);
+    return text;
+}
+
+static IrNode *raise_stmt(FeCtx *c, IrPos pos, const char *cls, const char *args)
+{
+    IrNode *call = ir_node(c->a, IR_CALL, pos);
+    call->u.call.ckind = IR_CALLEE_INTRINSIC;
+    call->u.call.intrinsic = IR_INTR_RAISE;
+    call->u.call.name = cls;
+    call->u.call.text = args;
+    IrNode *s = ir_node(c->a, IR_EXPR_STMT, pos);
+    s->u.expr_stmt.value = call;
+    return s;
+}
+
+bool fe_lower_raise(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
+{
+    PyObject *exc = fe_get(c, s, "exc"), *cause = exc ? fe_get(c, s, "cause") : NULL;
+    if (!cause) return false;
+    if (exc == Py_None)
+        return fe_error(c, pos, "a bare raise re-raises the exception being handled, and compiled code handles none "
+                        "(it has no try statement): raise an exception class") != NULL;
+    if (cause != Py_None) {
+        PyObject *v = fe_is(cause, "Constant") ? fe_get(c, cause, "value") : NULL;
+        if (v != Py_None) /* `from None` only hides a context, and compiled code's exceptions have none */
+            return fe_error(c, fe_pos(c, cause), "raise ... from an exception is not supported in compiled code "
+                            "(only 'from None')") != NULL;
+    }
+    bool call = fe_is(exc, "Call"), none = true;
+    PyObject *func = call ? fe_get(c, exc, "func") : exc;
+    const char *cls = func ? exception_class(c, func, pos) : NULL;
+    if (!cls) return false;
+    const char *args = call ? constant_args(c, exc, pos, &none) : NULL;
+    if (call && !args && !none) return false;
+    ir_block_push(c->a, out, raise_stmt(c, pos, cls, args));
+    return true;
+}
+
+bool fe_lower_assert(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
+{
+    PyObject *test = fe_get(c, s, "test"), *msg = test ? fe_get(c, s, "msg") : NULL;
+    if (!msg) return false;
+    IrNode *cond = fe_lower_expr(c, test);
+    if (!cond) return false;
+    const char *args = NULL;
+    if (msg != Py_None) {
+        /* the message as the one argument of AssertionError: the same rule as a raise's arguments */
+        PyObject *ast = PyImport_ImportModule("ast");
+        PyObject *call = ast ? PyObject_CallMethod(ast, "Call", "O[O][]", Py_None, msg) : NULL;
+        Py_XDECREF(ast);
+        if (!call) return fe_py_error(c) != NULL;
+        bool none;
+        args = constant_args(c, call, fe_pos(c, msg), &none);
+        Py_DECREF(call);
+        if (!args) return false;
+    }
+    IrNode *not = ir_node(c->a, IR_UNOP, pos);
+    not->u.unop.op = IR_UOP_NOT;
+    not->u.unop.operand = cond;
+    IrNode *iff = ir_node(c->a, IR_IF, pos);
+    iff->u.if_.cond = not;
+    ir_block_push(c->a, &iff->u.if_.then, raise_stmt(c, pos, "builtins:AssertionError", args));
+    ir_block_push(c->a, out, iff);
+    return true;
+}
