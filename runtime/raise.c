@@ -11,7 +11,7 @@ LkErrKind rt_err_kind(RtErrCode code)
 {
     switch (code) {
     case RT_ERR_NONE: return LK_OK;
-    case RT_ERR_INDEX: case RT_ERR_MASK: return LK_ERR_INDEX;
+    case RT_ERR_INDEX: case RT_ERR_MASK: case RT_ERR_INDEX_SHAPES: return LK_ERR_INDEX;
     case RT_ERR_MASK_VALUES: case RT_ERR_SHAPE: case RT_ERR_VALUE: return LK_ERR_VALUE;
     case RT_ERR_ZERODIV: return LK_ERR_ZERODIV;
     case RT_ERR_UNBOUND: return LK_ERR_UNBOUND;
@@ -133,6 +133,10 @@ void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out)
         lk_diag_set(out, kind, file, e->line, 0,
                     "boolean index did not match indexed array along axis %lld; size of axis is %lld but size of "
                     "corresponding boolean axis is %lld", x[2], x[1], x[0]);
+        return;
+    case RT_ERR_INDEX_SHAPES:
+        lk_diag_set(out, kind, file, e->line, 0, "shape mismatch: indexing arrays could not be broadcast together with "
+                    "shapes (%lld,) (%lld,)", x[0], x[1]);
         return;
     case RT_ERR_MASK_VALUES:
         lk_diag_set(out, kind, file, e->line, 0,

@@ -112,6 +112,7 @@ typedef enum {
                          * not square)} */
     RT_ERR_RAISE,       /* a raise statement of the program: {its class as "module:qualname", the repr of the tuple of
                          * its constant arguments or -1 for none}, both indices into RtNames */
+    RT_ERR_INDEX_SHAPES,/* IndexError, index arrays of lengths that do not broadcast: {one's length, another's} */
 } RtErrCode;
 
 /* RT_ERR_OVERFLOW: the target is an integer dtype's bits, plus 256 when unsigned (RT_OVF_TARGET(8, true) is

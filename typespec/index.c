@@ -242,18 +242,16 @@ static IrNode *fancy_index(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int 
  * value wherever the mask is set, and raises IndexError for a mask of another shape, as NumPy does). */
 static IrNode *mask_target(Ts *ts, IrPos pos, IrNode *base, IrNode *mask, int nitems)
 {
-    bool int_index = ir_dtype_is_int(mask->type->dtype) && mask->type->dtype != IR_DT_BOOL;
-    if (nitems != 1 || !(mask->type->dtype == IR_DT_BOOL || int_index) ||
-        (int_index && (mask->type->ndim != 1 || base->type->ndim != 1)))
-        TS_ERR(ts, pos, "assigning through index arrays is supported for one boolean mask of the array's shape, "
-                        "or one 1-D integer array into a 1-D array");
+    if (mask->type->dtype != IR_DT_BOOL)
+        TS_ERR(ts, pos, "arrays used as indices must be of integer (or boolean) type, not %s", ir_dtype_name(mask->type->dtype));
+    if (nitems != 1) TS_ERR(ts, pos, "a boolean mask must be the only index of an assignment through it");
     /* a mask that may share a's memory (a view of a itself, for a bool or 8-bit a) is copied first, as NumPy
      * reads the whole mask before it writes */
-    if (!int_index && ir_dtype_size(base->type->dtype) == 1 && mask->kind != IR_MAP && mask->kind != IR_IMAP) {
+    if (ir_dtype_size(base->type->dtype) == 1 && mask->kind != IR_MAP && mask->kind != IR_IMAP) {
         mask = ts_make_map(ts, pos, &mask, 1, NULL, NULL);
         if (!mask) return NULL;
     }
-    if (!int_index && mask->type->ndim != base->type->ndim)
+    if (mask->type->ndim != base->type->ndim)
         TS_ERR(ts, pos, "a boolean index must have the indexed array's %d dimensions", base->type->ndim);
     return ts_elem_at(ts, pos, base, mask, false); /* the mask's shape is checked instead */
 }
@@ -308,7 +306,8 @@ static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_i
                 used++;
                 nints++;
             } else if (t->type->kind == IR_TY_ARRAY) {
-                if (for_store) return mask_target(ts, pos, base, t, nsrc);
+                bool int_index = ir_dtype_is_int(t->type->dtype) && t->type->dtype != IR_DT_BOOL;
+                if (for_store && !int_index) return mask_target(ts, pos, base, t, nsrc);
                 fancy = true;
                 used++;
             } else {
@@ -323,6 +322,7 @@ static IrNode *index_array(Ts *ts, IrPos pos, IrNode *base, IrNode *const *src_i
     if (ellipsis >= 0 && used < ndim) used = ndim;
     if (used > ndim)
         TS_ERR(ts, pos, "too many indices for array: array is %d-dimensional, but %d were indexed", ndim, used);
+    if (fancy && for_store) return ts_scatter_target(ts, pos, base, items, nsrc); /* scatter.c */
     if (fancy) {
         for (int i = 0; i < nsrc; i++)
             if (items[i]->kind == IR_SLICE || items[i]->type->kind == IR_TY_NONE)
@@ -439,96 +439,6 @@ IrNode *ts_attr(Ts *ts, const IrNode *n)
     return ts_unsupported(ts, n->pos, TS_LIB_ATTRIBUTE, "array attribute .", name, "");
 }
 
-/* NumPy writes nothing when an index is out of range: before the store loop, the lengths are checked (*n, the
- * loop's stop, into a temporary: NumPy's shape mismatch comes first), then every index, by the same loop reading
- * base[idx[k]] with the ordinary checks, so the IndexError is the one the store would raise. */
-static bool check_indices_first(Ts *ts, IrPos pos, IrNode *base, IrNode *idx, IrNode **n)
-{
-    *n = ts_reuse(ts, *n);
-    IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
-    IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
-    loop->u.for_range.var = k;
-    loop->u.for_range.start = ts_i64(ts, pos, 0);
-    loop->u.for_range.stop = *n;
-    loop->u.for_range.step = ts_i64(ts, pos, 1);
-    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), false); /* k < len(idx) */
-    IrNode *read = ts_elem_at(ts, pos, base, ts_cast(ts, at, ir_type_scalar(IR_DT_INT64)), true);
-    if (!*n || !loop->u.for_range.stop || !read) return false;
-    IrNode *st = ir_node(ts->a, IR_EXPR_STMT, pos);
-    st->u.expr_stmt.value = read;
-    ir_block_push(ts->a, &loop->u.for_range.body, st);
-    ir_block_push(ts->a, ts->pre, loop);
-    return true;
-}
-
-/* a[idx] = value, idx a 1-D integer array, a 1-D: the loop  for k in range(len(idx)): a[idx[k]] = value (or
- * value[k]), with a's ordinary bounds checks and negative wrap. The value, a and idx are each evaluated once,
- * before the loop (ts_reuse). An array value must have idx's length or length 1 (the loop runs over their
- * broadcast length, which raises NumPy's ValueError for lengths that do not broadcast). Every index is checked
- * before anything is written (check_indices_first). */
-static IrNode *index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value)
-{
-    IrPos pos = s->pos;
-    IrNode *idx = dst->u.index.items[0], *base = ts_reuse(ts, dst->u.index.base);
-    if (!(value = ts_index_store_value(ts, pos, value))) return NULL; /* values of shape (1, n) are (n,) */
-    /* The loop reads idx and value while it writes a. Either may share a's memory (a[a[:3]] = a[1:4]), so
-     * unless it is a new array already (a map's result) the loop reads a copy, as NumPy copies overlapping
-     * operands. */
-    if (idx->kind != IR_MAP && idx->kind != IR_IMAP) idx = ts_make_map(ts, pos, &idx, 1, NULL, NULL);
-    if (value->type->kind == IR_TY_ARRAY && value->kind != IR_MAP && value->kind != IR_IMAP)
-        value = ts_make_map(ts, pos, &value, 1, NULL, NULL);
-    else if (value->type->kind == IR_TY_SCALAR)
-        value = ts_setitem_value(ts, pos, value, base->type->dtype, NULL, false);
-    if (!idx || !value) return NULL;
-    idx = ts_reuse(ts, idx);
-    value = ts_reuse(ts, value);
-    IrNode *n = ts_dim(ts, pos, idx, 0);
-    if (value->type->kind == IR_TY_ARRAY) {
-        /* idx's length, which value must have or broadcast to (length 1), else NumPy's ValueError (a longer
-         * value against an idx of length 1 too: it does not broadcast to the indexing result) */
-        IrNode *fits = ir_node(ts->a, IR_BOOLOP, pos);
-        fits->type = ir_type_scalar(IR_DT_BOOL);
-        fits->u.boolop.n = 2;
-        fits->u.boolop.values = ir_nodes(ts->a, 2);
-        fits->u.boolop.values[0] = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), ts_dim(ts, pos, idx, 0));
-        fits->u.boolop.values[1] = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), ts_i64(ts, pos, 1));
-        IrNode *len = ir_node(ts->a, IR_IFEXP, pos);
-        len->type = ir_type_scalar(IR_DT_INT64);
-        len->u.ifexp.cond = fits;
-        len->u.ifexp.then = n;
-        len->u.ifexp.orelse = ts_raise(ts, pos, RT_ERR_SHAPE, ts_dim(ts, pos, value, 0), ts_dim(ts, pos, idx, 0),
-                                       ts_i64(ts, pos, 1), len->type);
-        if (!fits->u.boolop.values[0] || !fits->u.boolop.values[1] || !len->u.ifexp.orelse) return NULL;
-        n = len;
-    }
-    if (ts->sess->opts->boundscheck && !check_indices_first(ts, pos, base, idx, &n)) return NULL;
-    IrVar *k = ir_func_temp(ts->dst, ir_type_scalar(IR_DT_INT64));
-    IrNode *loop = ir_node(ts->a, IR_FOR_RANGE, pos);
-    loop->u.for_range.var = k;
-    loop->u.for_range.start = ts_i64(ts, pos, 0);
-    loop->u.for_range.stop = n;
-    loop->u.for_range.step = ts_i64(ts, pos, 1);
-    IrNode *at = ts_elem_at(ts, pos, idx, ts_var(ts, pos, k), false); /* k < len(idx) */
-    IrNode *tgt = ts_elem_at(ts, pos, base, ts_cast(ts, at, ir_type_scalar(IR_DT_INT64)), ts->sess->opts->boundscheck);
-    IrNode *v = value;
-    if (value->type->kind == IR_TY_ARRAY) {
-        /* value[k], or value[0] when it has length 1 */
-        IrNode *one = ts_i64(ts, pos, 1), *zero = ts_i64(ts, pos, 0);
-        IrNode *sel = ir_node(ts->a, IR_IFEXP, pos);
-        sel->u.ifexp.cond = ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, value, 0), one);
-        sel->u.ifexp.then = zero;
-        sel->u.ifexp.orelse = ts_var(ts, pos, k);
-        sel->type = ir_type_scalar(IR_DT_INT64);
-        v = ts_elem_at(ts, pos, value, sel, false);
-    }
-    IrNode *st = ir_node(ts->a, IR_STORE, pos);
-    st->u.store.target = tgt;
-    st->u.store.value = ts_cast(ts, v, tgt->type);
-    if (!st->u.store.value || !tgt->u.index.items[0]) return NULL;
-    ir_block_push(ts->a, &loop->u.for_range.body, st);
-    return loop;
-}
-
 /* a[mask] = values, values 1-D: the k-th set element of the mask (in C order) gets values[k]. The values are
  * read from a copy unless they are a new array already (they may be a view of a itself). */
 static IrNode *mask_values_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value)
@@ -593,8 +503,10 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
         return st->u.expr_stmt.value ? st : NULL;
     }
     if (dst->type->kind == IR_TY_SCALAR) {
+        for (int i = 0; i < dst->u.index.n; i++)
+            if (dst->u.index.items[i]->type->kind == IR_TY_ARRAY && dst->u.index.items[i]->type->dtype != IR_DT_BOOL)
+                return ts_index_array_store(ts, s, dst, value); /* scatter.c */
         bool masked = dst->u.index.n == 1 && dst->u.index.items[0]->type->kind == IR_TY_ARRAY;
-        if (masked && dst->u.index.items[0]->type->dtype != IR_DT_BOOL) return index_array_store(ts, s, dst, value);
         if (masked && value->type->kind == IR_TY_ARRAY) return mask_values_store(ts, s, dst, value);
         if (value->type->kind == IR_TY_ARRAY) {
             /* NumPy 2's ValueError when it runs, after the value and the element's IndexError; a bool element

@@ -96,13 +96,13 @@ IrNode *ts_drop_leading_ones(Ts *ts, IrPos pos, IrNode *value, int nd)
     return drop_leading(ts, pos, value, nd, false);
 }
 
-/* The value of an index-array store (a[idx] = value) as 1-D: NumPy reshapes a taller value to its last
- * dimension, which its leading dimensions allow when they are all 1, or when that last dimension is 0 (an empty
- * value of shape (3, 0) stores nothing, where a value of shape (3, 1) raises). A slice store does not: its value
- * goes through ts_drop_leading_ones. */
-IrNode *ts_index_store_value(Ts *ts, IrPos pos, IrNode *value)
+/* The value of an index-array store (a[idx] = value) with nd dimensions at most (the indexing result's): NumPy
+ * drops a taller value's leading dimensions, which it allows when they are all 1, or when its last dimension is
+ * 0 (an empty value of shape (3, 0) stores nothing into a 1-D result, where a value of shape (3, 1) raises). A
+ * slice store does not: its value goes through ts_drop_leading_ones. */
+IrNode *ts_index_store_value(Ts *ts, IrPos pos, IrNode *value, int nd)
 {
-    return drop_leading(ts, pos, value, 1, true);
+    return drop_leading(ts, pos, value, nd, true);
 }
 
 IrNode *ts_make_map_into(Ts *ts, IrPos pos, IrNode *out, IrNode **given, int n, TsElemFn fn, void *env)

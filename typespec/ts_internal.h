@@ -238,7 +238,11 @@ IrNode *ts_setitem_value(Ts *ts, IrPos pos, IrNode *value, IrDtype dt, IrNode *f
 /* value, an array of more than nd dimensions, as NumPy's assignment takes it: its leading dimensions beyond nd
  * each of length 1 (a view of the rest), else NumPy's ValueError when it runs */
 IrNode *ts_drop_leading_ones(Ts *ts, IrPos pos, IrNode *value, int nd);
-IrNode *ts_index_store_value(Ts *ts, IrPos pos, IrNode *value); /* a[idx] = value: value as 1-D, as NumPy takes it */
+IrNode *ts_index_store_value(Ts *ts, IrPos pos, IrNode *value, int nd); /* a[idx] = value: at most nd dims, as NumPy takes it */
+/* scatter.c: assignment through integer index arrays. ts_scatter_target checks the index's form (1-D integer
+ * arrays and integers, then full slices) and makes the store's target; ts_index_array_store the store itself. */
+IrNode *ts_scatter_target(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int n);
+IrNode *ts_index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value);
 IrNode *ts_python_int_operand(Ts *ts, IrPos pos, IrNode *v, IrDtype dt, bool clamp_low, bool clamp_high);
 IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x); /* x.T: a view with the axes reversed */
 
