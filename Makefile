@@ -110,11 +110,11 @@ check-layers:
 # scalar rule), the IR's passes (passes, fusion, regions), the cpu backend and the runtime (operators: the
 # data-parallel nodes; memory: allocation and freeing), the openmp backend's team (openmp), the disk cache
 # (cache_store), the gpu backend's runtime without a GPU (gpu_runtime), 250 generated programs (fuzz), and calls
-# run in pieces with their helper thread (split).
+# run in pieces with their helper thread (split), and print()'s records (print).
 ASAN_TESTS ?= tests/test_skeleton.py tests/test_errors.py tests/test_scalar_semantics.py tests/test_passes.py \
               tests/test_fusion.py tests/test_regions.py tests/test_operators.py tests/test_memory.py \
               tests/test_openmp.py tests/test_cache_store.py tests/test_gpu_runtime.py tests/test_fuzz.py \
-              tests/test_split.py
+              tests/test_split.py tests/test_print.py
 asan:
 	rm -f pyshim/lorikeet/_lorikeet*.so
 	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined \

@@ -83,6 +83,11 @@ IrNode *fe_lower_nested(FeCtx *c, PyObject *node, IrPos pos);
 bool fe_lower_raise(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out);
 bool fe_lower_assert(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out);
 
+/* ---- lower_print.c: print(...) ---- */
+/* n, a call of builtins.print, as the print intrinsic (ir.h's IR_INTR_PRINT): its values, and its strings, sep and
+ * end as the layout text; NULL with diag set for what compiled code cannot print (file=, a computed sep). */
+IrNode *fe_lower_print(FeCtx *c, IrNode *n, PyObject *args, PyObject *keywords, IrPos pos);
+
 /* ---- lower_expr.c ---- */
 IrNode *fe_lower_expr(FeCtx *c, PyObject *e);
 IrNode *fe_lower_subscript(FeCtx *c, PyObject *e);         /* an ast.Subscript as an IR_INDEX */

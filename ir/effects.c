@@ -75,6 +75,8 @@ unsigned ir_node_effects(const IrNode *n)
             return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | (n->u.call.out ? out_effects(n->u.call.out) : IR_FX_ALLOC);
         if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_RNG_NEW)
             return IR_FX_WRITE | IR_FX_RAISE;
+        /* print writes the call's output: kept, in order, once */
+        if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_PRINT) return IR_FX_WRITE | IR_FX_READ;
         if (n->u.call.ckind == IR_CALLEE_INTRINSIC)
             return IR_FX_RAISE | IR_FX_READ | (n->u.call.out ? out_effects(n->u.call.out) : IR_FX_ALLOC);
         return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | IR_FX_ALLOC;

@@ -430,6 +430,16 @@ typedef enum {
      * code (ir/check_random.c). out: (max(d0, 0), ...), so that the size's ValueError comes from the draw, after
      * the parameters' checks, as in NumPy. Host code. */
     IR_INTR_RNG_DRAW,
+    /* print(v0, ..., vn-1): Python's print() of the program, as a statement (IR_EXPR_STMT, typed None). Each v is
+     * an int64 or float64 or complex128 scalar or an array of any dtype and strides (typespec flattens tuples
+     * and widens scalars to those). u.call.text is a Python literal, (layout, kinds): layout the list of the
+     * text's pieces, a str or None for the next value (sep and end are in it), kinds how to show each value
+     * (see typespec/print.c), nested as the program's tuples were. The backend enters the text in its RtNames
+     * and appends a record to the call's context (runtime.h's print section), which the shim formats and writes
+     * to sys.stdout after the call, in program order. It writes (effects.c): it is never removed, moved or
+     * repeated. Not in element code (ir/check_print.c); not in a gpu kernel; an array only in host code of a
+     * cpu or openmp function. */
+    IR_INTR_PRINT,
     IR_INTR_COUNT
 } IrIntrinsic;
 const char *ir_intrinsic_name(IrIntrinsic k); /* "transpose": how the IR prints it */
@@ -671,7 +681,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * leaves an input that may raise out of a conditional (np.where's arms);
                                * 19: ir_reduce_nests (n-body's array chain as one loop nest); 20: it declines
                                * a chain array read as a plain input, and marks its if (if_.nest);
-                               * 21: raise statements (IR_INTR_RAISE with RT_ERR_RAISE, u.call.text hashed) */
+                               * 21: raise statements (IR_INTR_RAISE with RT_ERR_RAISE, u.call.text hashed),
+                               * print() (IR_INTR_PRINT, ir_check_print) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */
@@ -768,6 +779,9 @@ bool ir_prange_reductions(IrFunc *f, LkDiag *diag);
 /* check_random.c, for every backend: a numpy Generator used in element code (a map's, imap's, reduction's or
  * scan's) or in an lk.prange loop's body is a CompileError naming the line: its draws are one ordered stream. */
 bool ir_check_random(IrFunc *f, LkDiag *diag);
+/* check_print.c, for every backend: print() in element code (directly or in a function it calls) is a
+ * CompileError naming the line: element code is not run once per element in order. */
+bool ir_check_print(IrFunc *f, LkDiag *diag);
 
 /* ---- reductions (reduce_ops.c): the meaning of the built-in operations, see IrReduceOp ---- */
 /* op's identity for dt, an IR_CONST with no position (IR_RED_FUNC has none: a zero, never to be combined). */

@@ -130,6 +130,7 @@ const char *ir_intrinsic_name(IrIntrinsic k)
     case IR_INTR_MASK_SELECT: return "mask_select";
     case IR_INTR_CORE_DIM: return "core_dim";
     case IR_INTR_RAISE: return "raise";
+    case IR_INTR_PRINT: return "print";
     case IR_INTR_SORT: return "sort";
     case IR_INTR_SEARCH: return "search";
     case IR_INTR_LINALG: return "linalg";

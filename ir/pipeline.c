@@ -32,6 +32,7 @@ typedef bool (*IrCheck)(IrFunc *f, LkDiag *diag);
 static const IrCheck checks[] = {
     ir_prange_reductions, /* prange's rules, the same for every backend, and each loop's reductions */
     ir_check_random,      /* a Generator's draws stay out of element code and prange bodies */
+    ir_check_print,       /* print() stays out of element code */
 };
 
 /* Then the passes that must see the program as the checks accepted it. */

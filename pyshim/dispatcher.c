@@ -125,6 +125,7 @@ static PyObject *invoke(LkSpec *s, PyObject *args)
     ctx.err.status = LK_OK;
     ctx.err.code = RT_ERR_NONE;
     ctx.buffers = NULL;
+    ctx.printed = NULL;
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = s->entry(&ctx, slots, ret);
@@ -134,7 +135,9 @@ static PyObject *invoke(LkSpec *s, PyObject *args)
         rt_ctx_release(&ctx);
         goto done;
     }
-    if (status != 0) {
+    if (ctx.printed && lk_print_flush(&ctx, &s->names) < 0) {
+        /* writing the call's output raised (sys.stdout closed): that exception, as print() would raise it */
+    } else if (status != 0) {
         LkDiag diag;
         if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err);
         rt_error_diag(&ctx.err, &s->names, &diag);

@@ -364,7 +364,9 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
         for (int i = 0; i < narrays; i++)
             if (!arrays[i].a && lk_is_device_array(arrays[i].obj)) lk_device_array_used_on(arrays[i].obj, stream);
     }
-    if (status != 0) {
+    if (ctx.printed && lk_print_flush(&ctx, &s->names) < 0) {
+        if (s->writes_args && copy_back(ranges, nranges) < 0) PyErr_Clear(); /* the print's exception stays */
+    } else if (status != 0) {
         LkDiag diag;
         if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err); /* code cached from another place in the source */
         rt_error_diag(&ctx.err, &s->names, &diag);

@@ -247,6 +247,8 @@ int lk_cache_probe(LkDispatcher *d, PyObject *args);
 
 /* errors.c */
 /* Raises the exception for diag (compile-time kinds become lorikeet.CompileError). Returns NULL. */
+/* print.c: what the call's print() calls left in ctx written to sys.stdout (and freed); -1 with an exception */
+int lk_print_flush(RtCtx *ctx, const RtNames *names);
 PyObject *lk_raise_diag(const LkDiag *d);
 PyObject *lk_raise_diag_as(const LkDiag *d, const char *name); /* as lorikeet.errors.<name> */
 void lk_diag_from_exception(LkDiag *d);

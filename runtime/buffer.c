@@ -179,6 +179,7 @@ void rt_ctx_release(RtCtx *ctx)
         b = next;
     }
     ctx->buffers = NULL;
+    rt_text_free(ctx);
 }
 
 int rt_is_buffer_of(RtCtx *ctx, const void *base)

@@ -150,15 +150,19 @@ static int run_chunks(RtCtx *ctx, RtChunkFn fn, void *data, int64_t n, int64_t w
     for (int i = 0; i < nchunks; i++) {
         ctxs[i].err.status = LK_OK;
         ctxs[i].buffers = NULL;
+        ctxs[i].printed = NULL;
         status[i] = 0;
     }
     Team team = {fn, data, n, (int)nchunks, ctxs, status, 0};
     gomp_parallel(run_member, &team, (unsigned)nthreads, 0);
     /* the chunks' allocations join the call's list; the lowest failed chunk's error record becomes the call's
      * (chunk c covers iterations before chunk c + 1's, and stops at its first error: so this is the first error
-     * in iteration order, whatever the thread count and whichever thread failed first) */
+     * in iteration order, whatever the thread count and whichever thread failed first). What the chunks
+     * printed joins in chunk order, up to that chunk's: what a sequential run prints before its error. */
     int result = 0;
     for (int i = 0; i < nchunks; i++) {
+        if (!result) rt_text_join(ctx, &ctxs[i]);
+        else rt_text_free(&ctxs[i]);
         RtBuffer *b = ctxs[i].buffers;
         while (b) {
             RtBuffer *next = b->next;

@@ -159,10 +159,35 @@ void rt_names_free(RtNames *t);
 void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out);
 
 /* ---- the per-call context ---- */
+typedef struct RtText RtText;
 typedef struct RtCtx {
     RtError err;         /* first: compiled code writes the record at the context's address */
     RtBuffer *buffers;   /* every buffer this call allocated and still owns */
+    RtText *printed;     /* what the call's print() calls wrote (print.c), or NULL; freed by rt_ctx_release */
 } RtCtx;
+
+/* ---- print() (print.c) ----
+ * Compiled code makes no strings: a print call appends a record to its context's `printed` bytes, the index in
+ * RtNames of the call's layout text (ir.h's IR_INTR_PRINT), then its values, each an 8-byte slot (an integer or
+ * bool as int64, a float as a double, a complex as two) or an array (its ndim, shape and elements in C order, in
+ * their own bytes, padded to 8). The shim formats them with Python's str() after the call (pyshim/print.c), so
+ * the text is CPython's and goes to sys.stdout, and whatever ran in parallel printed in the order of a sequential
+ * run: the chunks' records join the call's in chunk order (parallel.c). A record that cannot be stored (no
+ * memory) is dropped, and the shim says so. */
+struct RtText {
+    char *data;
+    int64_t n, cap;
+    int64_t dropped; /* records lost for want of memory */
+};
+void rt_print_begin(RtCtx *ctx, int64_t layout);
+void rt_print_i64(RtCtx *ctx, int64_t v);
+void rt_print_f64(RtCtx *ctx, double v);
+void rt_print_array(RtCtx *ctx, const char *data, int64_t ndim, const int64_t *shape, const int64_t *strides,
+                    int64_t itemsize);
+void rt_print_end(RtCtx *ctx);
+/* Appends src's records to dst's (src emptied): the chunks of a parallel loop in chunk order. */
+void rt_text_join(RtCtx *dst, RtCtx *src);
+void rt_text_free(RtCtx *ctx);
 
 /* Called from compiled code; NULL with ctx->err set (RT_ERR_MEMORY) when the memory cannot be had. */
 RtBuffer *rt_buffer_alloc(RtCtx *ctx, int64_t nbytes);

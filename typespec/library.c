@@ -954,6 +954,7 @@ static bool unpack_starred(Ts *ts, Args *a)
 
 IrNode *ts_call(Ts *ts, const IrNode *n)
 {
+    if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_PRINT) return ts_print(ts, n);
     if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_RAISE) {
         /* a raise statement (frontend/lower_raise.c): the raise intrinsic with RT_ERR_RAISE, its strings kept */
         IrNode *r = ts_raise(ts, n->pos, RT_ERR_RAISE, NULL, NULL, NULL, ir_type_none());

@@ -34,6 +34,7 @@ static const TsLibEntry entries[] = {
     {TS_LIB_BUILTIN, "list", "sequences", NONE, "of a comprehension or a range: an array"},
     {TS_LIB_BUILTIN, "max", "reductions", NONE, NULL},
     {TS_LIB_BUILTIN, "min", "reductions", NONE, NULL},
+    {TS_LIB_BUILTIN, "print", "output", NONE, "not in element code; on gpu not in a kernel, nor of an array"},
     {TS_LIB_BUILTIN, "range", "iteration", NONE, NULL},
     {TS_LIB_BUILTIN, "slice", "sequences", NONE, NULL},
     {TS_LIB_BUILTIN, "sum", "reductions", NONE, NULL},

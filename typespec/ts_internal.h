@@ -243,6 +243,8 @@ IrNode *ts_index_store_value(Ts *ts, IrPos pos, IrNode *value, int nd); /* a[idx
  * arrays and integers, then full slices) and makes the store's target; ts_index_array_store the store itself. */
 IrNode *ts_scatter_target(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int n);
 IrNode *ts_index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value);
+/* print.c: print(...) (the frontend's print intrinsic) typed: its values as the backend appends them */
+IrNode *ts_print(Ts *ts, const IrNode *n);
 IrNode *ts_python_int_operand(Ts *ts, IrPos pos, IrNode *v, IrDtype dt, bool clamp_low, bool clamp_high);
 IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x); /* x.T: a view with the axes reversed */
 

@@ -550,6 +550,51 @@ static LLVMValueRef rng_draw(Cg *cg, const IrNode *n)
     return LLVMBuildLoad2(cg->b, cg_type(cg, n->type), data, "");
 }
 
+/* print(v...): a record in the call's context (runtime.h's print section): the layout text's index in the names
+ * table, then each value (int64 and float64 scalars, arrays: typespec made them so). An array of the gpu
+ * backend's host code is device memory, which the runtime cannot read: a CompileError there. */
+static LLVMValueRef print_values(Cg *cg, const IrNode *n)
+{
+    for (int i = 0; i < n->u.call.nargs; i++)
+        if (cg->gpu && n->u.call.args[i]->type->kind == IR_TY_ARRAY) {
+            lk_diag_set(cg->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : cg->f->file, n->pos.line, n->pos.col,
+                        "print() of an array is not supported on the gpu backend (its data is on the device): print "
+                        "its elements, or use the cpu or openmp backend");
+            return LLVMGetUndef(cg_type(cg, n->type));
+        }
+    /* every value first: one that raises leaves no record begun */
+    LLVMValueRef *vals = rt_arena_alloc(cg->f->arena, sizeof *vals * (size_t)(n->u.call.nargs + 1));
+    for (int i = 0; i < n->u.call.nargs; i++) vals[i] = cg_expr(cg, n->u.call.args[i]);
+    LLVMTypeRef p2[2] = {cg->ptr, cg->i64}, p2f[2] = {cg->ptr, cg->f64}, p1[1] = {cg->ptr};
+    LLVMValueRef begin[2] = {cg->rtctx, cg_i64(cg, rt_names_index(cg->names, n->u.call.text))};
+    cg_call_rt(cg, "rt_print_begin", cg->void_t, p2, begin, 2);
+    for (int i = 0; i < n->u.call.nargs; i++) {
+        const IrNode *a = n->u.call.args[i];
+        LLVMValueRef v = vals[i];
+        if (a->type->kind == IR_TY_SCALAR) {
+            LLVMValueRef args[2] = {cg->rtctx, v};
+            bool f = ir_dtype_is_float(a->type->dtype);
+            cg_call_rt(cg, f ? "rt_print_f64" : "rt_print_i64", cg->void_t, f ? p2f : p2, args, 2);
+            continue;
+        }
+        int nd = a->type->ndim;
+        LLVMTypeRef arr = LLVMArrayType(cg->i64, (unsigned)(nd ? nd : 1));
+        LLVMValueRef shape = cg_alloca(cg, arr, "print_shape"), strides = cg_alloca(cg, arr, "print_strides");
+        for (int d = 0; d < nd; d++) {
+            LLVMValueRef at[2] = {cg_i64(cg, 0), cg_i64(cg, d)};
+            LLVMBuildStore(cg->b, cg_array_dim(cg, v, d), LLVMBuildGEP2(cg->b, arr, shape, at, 2, ""));
+            LLVMBuildStore(cg->b, cg_array_stride(cg, v, d), LLVMBuildGEP2(cg->b, arr, strides, at, 2, ""));
+        }
+        LLVMTypeRef pa[6] = {cg->ptr, cg->ptr, cg->i64, cg->ptr, cg->ptr, cg->i64};
+        LLVMValueRef args[6] = {cg->rtctx, cg_array_data(cg, v), cg_i64(cg, nd), shape, strides,
+                                cg_i64(cg, ir_dtype_size(a->type->dtype))};
+        cg_call_rt(cg, "rt_print_array", cg->void_t, pa, args, 6);
+    }
+    LLVMValueRef end[1] = {cg->rtctx};
+    cg_call_rt(cg, "rt_print_end", cg->void_t, p1, end, 1);
+    return LLVMGetUndef(cg_type(cg, n->type));
+}
+
 LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
 {
     switch (n->u.call.intrinsic) {
@@ -565,6 +610,7 @@ LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
     case IR_INTR_LINALG: return linalg(cg, n);
     case IR_INTR_RNG_NEW: return rng_new(cg, n);
     case IR_INTR_RNG_DRAW: return rng_draw(cg, n);
+    case IR_INTR_PRINT: return print_values(cg, n);
     case IR_INTR_COUNT: break;
     }
     lk_diag_set(cg->diag, LK_ERR_INTERNAL, cg->f->file, n->pos.line, n->pos.col, "a call of intrinsic %d",
