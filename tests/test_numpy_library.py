@@ -1298,8 +1298,10 @@ def test_index_array_assignment_errors_are_numpys():
         J(x_idx_store)(np.zeros(9), np.array([-10]), 1.0)
     with pytest.raises(ValueError):  # 3 values for 2 places
         J(x_idx_store)(np.zeros(9), np.array([1, 2]), np.array([1.0, 2.0, 3.0]))
-    with pytest.raises(lk.CompileError, match="one 1-D integer array into a 1-D array"):
-        J(x_idx_store)(np.zeros((3, 3)), np.array([1, 2]), 1.0)
+    # rows of a 2-D array (tests/test_scatter.py has the other forms); a 2-D index array is not supported
+    assert J(x_idx_store)(np.zeros((3, 3)), np.array([1, 2]), 1.0).tolist() == x_idx_store(np.zeros((3, 3)), np.array([1, 2]), 1.0).tolist()
+    with pytest.raises(lk.CompileError, match="index arrays of 2 dimensions is not supported"):
+        J(x_idx_store)(np.zeros((3, 3)), np.array([[1, 2]]), 1.0)
 
 
 def x_mask_store_array(a, m):
