@@ -84,6 +84,15 @@ bool fe_lower_raise(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out);
 bool fe_lower_assert(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out);
 
 /* ---- lower_print.c: print(...) ---- */
+/* A text made at run time: its pieces (a list of str, and (conversion, spec) slots for values) and its values, the
+ * untyped expressions the slots show in turn. */
+typedef struct FeLayout {
+    PyObject *pieces; /* a new list */
+    IrNode **values;
+    int nvalues, cap;
+} FeLayout;
+bool fe_layout_fstring(FeCtx *c, FeLayout *l, PyObject *joined_str); /* an f-string's parts and slots, appended */
+bool fe_layout_value(FeCtx *c, FeLayout *l, PyObject *expr, const char *conversion, PyObject *spec);
 /* n, a call of builtins.print, as the print intrinsic (ir.h's IR_INTR_PRINT): its values, and its strings, sep and
  * end as the layout text; NULL with diag set for what compiled code cannot print (file=, a computed sep). */
 IrNode *fe_lower_print(FeCtx *c, IrNode *n, PyObject *args, PyObject *keywords, IrPos pos);

@@ -11,11 +11,7 @@
 #include <string.h>
 #include "lower.h"
 
-typedef struct Layout {
-    PyObject *pieces; /* list */
-    IrNode **values;
-    int nvalues, cap;
-} Layout;
+typedef FeLayout Layout;
 
 static bool add_text(FeCtx *c, Layout *l, PyObject *text)
 {
@@ -32,7 +28,7 @@ static bool add_text(FeCtx *c, Layout *l, PyObject *text)
     return PyList_Append(l->pieces, text) == 0 || fe_py_error(c) != NULL;
 }
 
-static bool add_value(FeCtx *c, Layout *l, PyObject *expr, const char *conversion, PyObject *spec)
+bool fe_layout_value(FeCtx *c, Layout *l, PyObject *expr, const char *conversion, PyObject *spec)
 {
     IrNode *v = fe_lower_expr(c, expr);
     if (!v) return false;
@@ -51,7 +47,7 @@ static bool add_value(FeCtx *c, Layout *l, PyObject *expr, const char *conversio
 }
 
 /* An f-string: its literal parts as text, each {expression} as a slot with its conversion and constant spec. */
-static bool add_fstring(FeCtx *c, Layout *l, PyObject *js)
+bool fe_layout_fstring(FeCtx *c, Layout *l, PyObject *js)
 {
     PyObject *parts = fe_list(c, js, "values");
     if (!parts) return false;
@@ -87,7 +83,7 @@ static bool add_fstring(FeCtx *c, Layout *l, PyObject *js)
             }
         }
         if (!spec_text) return fe_py_error(c) != NULL;
-        bool ok = add_value(c, l, value, conversion, spec_text);
+        bool ok = fe_layout_value(c, l, value, conversion, spec_text);
         Py_DECREF(spec_text);
         if (!ok) return false;
     }
@@ -138,10 +134,10 @@ IrNode *fe_lower_print(FeCtx *c, IrNode *n, PyObject *args, PyObject *keywords, 
             /* print("a") shows the text itself: a piece of the layout */
             ok = add_text(c, &l, v);
         } else if (fe_is(arg, "JoinedStr")) {
-            ok = add_fstring(c, &l, arg);
+            ok = fe_layout_fstring(c, &l, arg);
         } else {
             PyObject *empty = PyUnicode_FromString("");
-            ok = empty && add_value(c, &l, arg, "s", empty); /* print shows str(v); an f-string's {v} is format(v, '') */
+            ok = empty && fe_layout_value(c, &l, arg, "s", empty); /* print shows str(v); an f-string's {v} is format(v, '') */
             Py_XDECREF(empty);
         }
     }

@@ -2,12 +2,13 @@
  *
  * `raise E` and `raise E(a, ...)` raise the program's own exception from compiled code, as Numba's nopython mode
  * does: E is an exception class known when the function is compiled (a builtin, or a class defined at module level,
- * named by a global or closure variable or an attribute of numpy), and its arguments are constants (literals, or
- * tuples of them), which the frontend checks by evaluating them as Python literals. Nothing is formatted at run time:
- * compiled code has no strings. The exception is named "module:qualname" and its arguments by the repr of their
- * tuple; the shim makes the exception from both when the call fails (pyshim/errors.c), so its args are exactly
- * the program's. `assert test, message` is `if not test: raise AssertionError(message)`. A bare `raise` (re-raising
- * the exception being handled) has nothing to re-raise: compiled code has no try statement.
+ * named by a global or closure variable or an attribute of numpy). The class is named "module:qualname"; the shim
+ * makes the exception from it when the call fails (pyshim/errors.c), with exactly the arguments CPython would
+ * give it. Arguments that are all constants (literals, or tuples of them) are the repr of their tuple. Others
+ * (an f-string such as f"bad n={n}", or a number computed at run time) are made at run time as print() makes
+ * its text: compiled code records the values and the shim formats them (the layout is lower_print.c's). `assert
+ * test, message` is `if not test: raise AssertionError(message)`. A bare `raise` (re-raising the exception being
+ * handled) has nothing to re-raise: compiled code has no try statement.
  */
 #include <string.h>
 #include "lower.h"
@@ -95,8 +96,23 @@ static bool plain_constant(PyObject *v)
     return true;
 }
 
-/* The repr of the tuple of call's arguments, each a constant; NULL for no arguments (*none set) or with diag set. */
-static const char *constant_args(FeCtx *c, PyObject *call, IrPos pos, bool *none)
+/* The value of a constant argument (a literal, or tuples of them), a new reference; NULL (no error set) when arg
+ * is not one. */
+static PyObject *constant_of(PyObject *eval, PyObject *arg)
+{
+    PyObject *v = PyObject_CallOneArg(eval, arg);
+    if (v && plain_constant(v)) return v;
+    PyErr_Clear();
+    Py_XDECREF(v);
+    return NULL;
+}
+
+/* The exception's arguments, checked. All constants: the repr of their tuple, as the text (no values). Otherwise
+ * (an f-string, or a value computed at run time, among them) the repr of a list with one entry per argument:
+ * ('c', constant), ('f', pieces) for an f-string (print's layout: its text and slots), or ('v',) for a value
+ * shown as it is; the values the slots and ('v',) entries take, in order, go to *values. NULL for no arguments
+ * (*none set) or with diag set. */
+static const char *exception_args(FeCtx *c, PyObject *call, IrPos pos, bool *none, FeLayout *values)
 {
     *none = false;
     PyObject *args = fe_list(c, call, "args"), *kws = args ? fe_list(c, call, "keywords") : NULL;
@@ -111,48 +127,83 @@ static const char *constant_args(FeCtx *c, PyObject *call, IrPos pos, bool *none
     }
     PyObject *ast = PyImport_ImportModule("ast"), *eval = ast ? PyObject_GetAttrString(ast, "literal_eval") : NULL;
     Py_XDECREF(ast);
-    PyObject *values = eval ? PyTuple_New(n) : NULL;
-    if (!values) {
+    PyObject *consts = eval ? PyTuple_New(n) : NULL, *specs = consts ? PyList_New(0) : NULL;
+    if (!specs) {
         Py_XDECREF(eval);
+        Py_XDECREF(consts);
         return fe_py_error(c);
     }
     const char *text = NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *arg = PyList_GET_ITEM(args, i), *v = PyObject_CallOneArg(eval, arg);
-        if (!v || !plain_constant(v)) {
-            PyErr_Clear();
-            Py_XDECREF(v);
-            fe_error(c, fe_pos(c, arg), "the arguments of an exception raised by compiled code must be constants "
-                     "(string and number literals): %s", fe_is(arg, "JoinedStr")
-                     ? "an f-string is formatted at run time, which compiled code does not do"
-                     : "compiled code does not make strings or objects at run time");
-            goto done;
+    bool all_constant = true, ok = true;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        PyObject *arg = PyList_GET_ITEM(args, i), *v = constant_of(eval, arg), *spec = NULL;
+        if (v) {
+            PyTuple_SET_ITEM(consts, i, v);
+            spec = Py_BuildValue("(sO)", "c", v);
+        } else if (fe_is(arg, "Starred")) {
+            fe_error(c, fe_pos(c, arg), "raise E(*args) is not supported in compiled code");
+            ok = false;
+        } else if (fe_is(arg, "JoinedStr")) {
+            /* an f-string: made at run time from its values, as print() makes its text */
+            all_constant = false;
+            FeLayout one = {PyList_New(0), values->values, values->nvalues, values->cap};
+            ok = one.pieces && fe_layout_fstring(c, &one, arg);
+            if (ok) {
+                values->values = one.values;
+                values->nvalues = one.nvalues;
+                values->cap = one.cap;
+                spec = Py_BuildValue("(sO)", "f", one.pieces);
+            }
+            Py_XDECREF(one.pieces);
+        } else {
+            /* a value computed at run time: the exception takes it as it is (ValueError(n)) */
+            all_constant = false;
+            PyObject *empty = PyUnicode_FromString("");
+            FeLayout one = {PyList_New(0), values->values, values->nvalues, values->cap};
+            ok = one.pieces && empty && fe_layout_value(c, &one, arg, "", empty);
+            Py_XDECREF(empty);
+            Py_XDECREF(one.pieces);
+            if (ok) {
+                values->values = one.values;
+                values->nvalues = one.nvalues;
+                values->cap = one.cap;
+                spec = Py_BuildValue("(s)", "v");
+            }
         }
-        PyTuple_SET_ITEM(values, i, v);
+        if (ok && (!spec || PyList_Append(specs, spec) < 0)) {
+            fe_py_error(c);
+            ok = false;
+        }
+        Py_XDECREF(spec);
     }
-    /* the shim evaluates this text again (ast.literal_eval): it must give the same values (not so for inf, nan) */
-    PyObject *repr = PyObject_Repr(values), *back = repr ? PyObject_CallOneArg(eval, repr) : NULL;
-    int same = back ? PyObject_RichCompareBool(back, values, Py_EQ) : -1;
-    PyErr_Clear();
-    if (same == 1) text = fe_dup(c, PyUnicode_AsUTF8(repr));
-    else fe_error(c, pos, "the arguments of an exception raised by compiled code must be constants that Python can "
-                  "read back from their repr (not inf or nan)");
-    PyErr_Clear();
-    Py_XDECREF(repr);
-    Py_XDECREF(back);
-done:
-    Py_DECREF(values);
+    PyObject *lit = ok ? (all_constant ? consts : specs) : NULL;
+    if (lit) {
+        /* the shim evaluates this text again (ast.literal_eval): it must give the same values (not inf, nan) */
+        PyObject *repr = PyObject_Repr(lit), *back = repr ? PyObject_CallOneArg(eval, repr) : NULL;
+        int same = back ? PyObject_RichCompareBool(back, lit, Py_EQ) : -1;
+        PyErr_Clear();
+        if (same == 1) text = fe_dup(c, PyUnicode_AsUTF8(repr));
+        else fe_error(c, pos, "the constant arguments of an exception raised by compiled code must be ones Python can "
+                      "read back from their repr (not inf or nan)");
+        PyErr_Clear();
+        Py_XDECREF(repr);
+        Py_XDECREF(back);
+    }
+    Py_DECREF(consts);
+    Py_DECREF(specs);
     Py_DECREF(eval);
     return text;
 }
 
-static IrNode *raise_stmt(FeCtx *c, IrPos pos, const char *cls, const char *args)
+static IrNode *raise_stmt(FeCtx *c, IrPos pos, const char *cls, const char *args, const FeLayout *values)
 {
     IrNode *call = ir_node(c->a, IR_CALL, pos);
     call->u.call.ckind = IR_CALLEE_INTRINSIC;
     call->u.call.intrinsic = IR_INTR_RAISE;
     call->u.call.name = cls;
     call->u.call.text = args;
+    call->u.call.args = values && values->nvalues ? values->values : NULL;
+    call->u.call.nargs = values ? values->nvalues : 0;
     IrNode *s = ir_node(c->a, IR_EXPR_STMT, pos);
     s->u.expr_stmt.value = call;
     return s;
@@ -175,9 +226,10 @@ bool fe_lower_raise(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
     PyObject *func = call ? fe_get(c, exc, "func") : exc;
     const char *cls = func ? exception_class(c, func, pos) : NULL;
     if (!cls) return false;
-    const char *args = call ? constant_args(c, exc, pos, &none) : NULL;
+    FeLayout values = {0};
+    const char *args = call ? exception_args(c, exc, pos, &none, &values) : NULL;
     if (call && !args && !none) return false;
-    ir_block_push(c->a, out, raise_stmt(c, pos, cls, args));
+    ir_block_push(c->a, out, raise_stmt(c, pos, cls, args, &values));
     return true;
 }
 
@@ -188,6 +240,7 @@ bool fe_lower_assert(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
     IrNode *cond = fe_lower_expr(c, test);
     if (!cond) return false;
     const char *args = NULL;
+    FeLayout values = {0};
     if (msg != Py_None) {
         /* the message as the one argument of AssertionError: the same rule as a raise's arguments */
         PyObject *ast = PyImport_ImportModule("ast");
@@ -195,7 +248,7 @@ bool fe_lower_assert(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
         Py_XDECREF(ast);
         if (!call) return fe_py_error(c) != NULL;
         bool none;
-        args = constant_args(c, call, fe_pos(c, msg), &none);
+        args = exception_args(c, call, fe_pos(c, msg), &none, &values);
         Py_DECREF(call);
         if (!args) return false;
     }
@@ -204,7 +257,7 @@ bool fe_lower_assert(FeCtx *c, PyObject *s, IrPos pos, IrBlock *out)
     not->u.unop.operand = cond;
     IrNode *iff = ir_node(c->a, IR_IF, pos);
     iff->u.if_.cond = not;
-    ir_block_push(c->a, &iff->u.if_.then, raise_stmt(c, pos, "builtins:AssertionError", args));
+    ir_block_push(c->a, &iff->u.if_.then, raise_stmt(c, pos, "builtins:AssertionError", args, &values));
     ir_block_push(c->a, out, iff);
     return true;
 }

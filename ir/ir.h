@@ -391,8 +391,12 @@ typedef enum {
      * with code RT_ERR_RAISE, as a statement (IR_EXPR_STMT, typed None; ir_is_raise_stmt): u.call.name is the
      * exception class as "module:qualname" ("builtins:ValueError") and u.call.text the repr of the tuple of its
      * constant arguments ("('negative n',)"), or NULL for none; its int64 extras are 0. The backend enters both
-     * strings in its RtNames and writes their indices as the record's extras. In the untyped IR the frontend
-     * makes it with no arguments at all (name and text only); typespec adds the code and extras. */
+     * strings in its RtNames and writes their indices as the record's extras. Arguments made at run time (an
+     * f-string, a computed number) follow the four as values, print's slots (int64, float64, arrays), and the
+     * text is then "(specs, kinds)" (frontend/lower_raise.c, typespec/print.c): the backend appends them to the
+     * call's printed records, as print() does, and writes -2 for the arguments' index: the shim makes the
+     * arguments from that last record. In the untyped IR the frontend makes it with the values alone as its
+     * arguments (name and text set); typespec adds the code and extras before them. */
     IR_INTR_RAISE,
     /* sort(x, axis, argsort): x an array of any strides, axis an IR_CONST int64 in [0, ndim), argsort an IR_CONST
      * int64, 0 or 1. A new C-contiguous array of x's shape: each line of x along axis sorted (argsort 0: x's

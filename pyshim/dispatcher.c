@@ -135,13 +135,16 @@ static PyObject *invoke(LkSpec *s, PyObject *args)
         rt_ctx_release(&ctx);
         goto done;
     }
-    if (ctx.printed && lk_print_flush(&ctx, &s->names) < 0) {
+    PyObject *raised = NULL;
+    if (ctx.printed && lk_print_flush(&ctx, &s->names, lk_raised_recorded(&ctx, status) ? &raised : NULL) < 0) {
         /* writing the call's output raised (sys.stdout closed): that exception, as print() would raise it */
     } else if (status != 0) {
         LkDiag diag;
         if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err);
         rt_error_diag(&ctx.err, &s->names, &diag);
+        diag.raised_values = raised;
         lk_raise_diag(&diag);
+        Py_XDECREF(raised);
     } else {
         nslot = 0;
         result = lk_box_result(s->ret_type, ret, &nslot, &ctx, arrays, owners, &nowners);

@@ -75,7 +75,11 @@ static PyObject *exception_class_named(const char *spec)
 static PyObject *raise_program_exception(const LkDiag *d)
 {
     PyObject *args = NULL;
-    if (d->raised_args) {
+    bool lost = d->raised_recorded && !d->raised_values; /* its arguments were made, and lost (no memory) */
+    if (d->raised_recorded && d->raised_values) {
+        args = (PyObject *)d->raised_values;
+        Py_INCREF(args);
+    } else if (d->raised_args) {
         PyObject *ast = PyImport_ImportModule("ast");
         args = ast ? PyObject_CallMethod(ast, "literal_eval", "s", d->raised_args) : NULL;
         Py_XDECREF(ast);
@@ -107,6 +111,10 @@ static PyObject *raise_program_exception(const LkDiag *d)
                                                       d->file, d->line, line)
                                : PyUnicode_FromFormat("raised by compiled code:\n  File \"%s\", line %d", d->file, d->line);
             PyObject *r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
+            if (lost) {
+                Py_XDECREF(r);
+                r = PyObject_CallMethod(exc, "add_note", "s", "(its arguments, made at run time, were lost: out of memory)");
+            }
             Py_XDECREF(r);
             Py_XDECREF(note);
             Py_XDECREF(text);

@@ -364,16 +364,19 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
         for (int i = 0; i < narrays; i++)
             if (!arrays[i].a && lk_is_device_array(arrays[i].obj)) lk_device_array_used_on(arrays[i].obj, stream);
     }
-    if (ctx.printed && lk_print_flush(&ctx, &s->names) < 0) {
+    PyObject *raised = NULL;
+    if (ctx.printed && lk_print_flush(&ctx, &s->names, lk_raised_recorded(&ctx, status) ? &raised : NULL) < 0) {
         if (s->writes_args && copy_back(ranges, nranges) < 0) PyErr_Clear(); /* the print's exception stays */
     } else if (status != 0) {
         LkDiag diag;
         if (s->posmap) lk_cache_rebase(s->posmap, &ctx.err); /* code cached from another place in the source */
         rt_error_diag(&ctx.err, &s->names, &diag);
+        diag.raised_values = raised; /* the reference stays raised's, dropped after the raise below */
         /* what ran before the error stays done, as on the host: the NumPy arguments it wrote get those writes
          * (b[0] = 5 before a failing write of a read-only a); a copy that fails too leaves the first error */
         if (s->writes_args && copy_back(ranges, nranges) < 0) PyErr_Clear();
         lk_raise_diag(&diag);
+        Py_XDECREF(raised);
     } else if (s->writes_args && copy_back(ranges, nranges) < 0) {
         /* the exception is set */
     } else if (any_device) {

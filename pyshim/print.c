@@ -1,10 +1,12 @@
 /* print.c: what a call's print() calls left in its context (runtime.h's print section), written to sys.stdout by
- * lorikeet._print after the call, whether it returned or raised. */
+ * lorikeet._print after the call, whether it returned or raised; when it raised the program's own exception
+ * with arguments made at run time, its last record holds them (frontend/lower_raise.c). */
 #include "shim.h"
 
-int lk_print_flush(RtCtx *ctx, const RtNames *names)
+int lk_print_flush(RtCtx *ctx, const RtNames *names, PyObject **raised_args)
 {
     RtText *t = ctx->printed;
+    if (raised_args) *raised_args = NULL;
     if (!t || (t->n == 0 && t->dropped == 0)) return 0;
     static PyObject *show;
     if (!show) {
@@ -23,11 +25,13 @@ int lk_print_flush(RtCtx *ctx, const RtNames *names)
         }
         PyTuple_SET_ITEM(table, i, s);
     }
-    PyObject *r = data && table ? PyObject_CallFunction(show, "OOL", data, table, (long long)t->dropped) : NULL;
+    PyObject *r = data && table ? PyObject_CallFunction(show, "OOLO", data, table, (long long)t->dropped,
+                                                         raised_args ? Py_True : Py_False) : NULL;
     Py_XDECREF(data);
     Py_XDECREF(table);
     rt_text_free(ctx);
     if (!r) return -1;
-    Py_DECREF(r);
+    if (raised_args && PyTuple_Check(r)) *raised_args = r;
+    else Py_DECREF(r);
     return 0;
 }

@@ -247,8 +247,15 @@ int lk_cache_probe(LkDispatcher *d, PyObject *args);
 
 /* errors.c */
 /* Raises the exception for diag (compile-time kinds become lorikeet.CompileError). Returns NULL. */
-/* print.c: what the call's print() calls left in ctx written to sys.stdout (and freed); -1 with an exception */
-int lk_print_flush(RtCtx *ctx, const RtNames *names);
+/* print.c: what the call's print() calls left in ctx written to sys.stdout (and freed); -1 with an exception.
+ * raised_args (NULL: none wanted): the call raised an exception whose arguments it recorded last (a raise
+ * statement's f-string): *raised_args gets them, a new tuple (NULL when they were lost). */
+int lk_print_flush(RtCtx *ctx, const RtNames *names, PyObject **raised_args);
+/* Whether the call's error is a raise statement whose arguments are its last printed record */
+static inline bool lk_raised_recorded(const RtCtx *ctx, int status)
+{
+    return status != 0 && ctx->err.code == RT_ERR_RAISE && ctx->err.extra[1] == -2;
+}
 PyObject *lk_raise_diag(const LkDiag *d);
 PyObject *lk_raise_diag_as(const LkDiag *d, const char *name); /* as lorikeet.errors.<name> */
 void lk_diag_from_exception(LkDiag *d);

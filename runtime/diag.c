@@ -12,6 +12,8 @@ void lk_diag_set(LkDiag *d, LkErrKind kind, const char *file, int line, int col,
     d->line = line;
     d->col = col;
     d->raised_class = d->raised_args = NULL;
+    d->raised_recorded = false;
+    d->raised_values = NULL;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d->message, sizeof d->message, fmt, ap);

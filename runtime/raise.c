@@ -199,9 +199,10 @@ void rt_error_diag(const RtError *e, const RtNames *names, LkDiag *out)
          * whoever prints the diagnostic instead) */
         const char *cls = name_at(names, x[0]), *args = x[1] >= 0 ? name_at(names, x[1]) : NULL;
         if (!cls || (x[1] >= 0 && !args)) break; /* a record that names no string of this code: internal */
-        lk_diag_set(out, kind, file, e->line, 0, "%s%s", cls, args ? args : "()");
+        lk_diag_set(out, kind, file, e->line, 0, "%s%s", cls, args ? args : x[1] == -2 ? "(...)" : "()");
         out->raised_class = cls;
         out->raised_args = args;
+        out->raised_recorded = x[1] == -2;
         return;
     }
     }

@@ -14,6 +14,7 @@
 #ifndef LK_RUNTIME_H
 #define LK_RUNTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,8 +43,11 @@ typedef struct LkDiag {
     int col;
     /* LK_ERR_RAISED only (rt_error_diag sets them; lk_diag_set clears them): the exception class as
      * "module:qualname" and the repr of its arguments' tuple (NULL: none), pointing into the RtNames table of
-     * the code that raised, so valid while that code is */
+     * the code that raised, so valid while that code is; raised_recorded: the arguments were made at run time,
+     * and are the call's last printed record (the shim made them: raised_values, its tuple, when it could) */
     const char *raised_class, *raised_args;
+    bool raised_recorded;
+    void *raised_values;
 } LkDiag;
 
 void lk_diag_set(LkDiag *d, LkErrKind kind, const char *file, int line, int col, const char *fmt, ...)

@@ -405,6 +405,17 @@ def test_a_raise_statement_in_a_kernel_writes_the_record_with_its_strings_names(
     assert re.search(rf"lk_raise\(lk_err, lk_order, \d+, 12, {line}, \d+, \(i64\)\(\d+\), \(i64\)\(\d+\), ", kernel(src, 0))
 
 
+def test_a_raise_formatting_its_message_in_a_kernel_is_refused_naming_the_line():
+    def f(a):
+        for i in lk.prange(a.shape[0]):
+            if a[i] < 0:
+                raise ValueError(f"negative at {i}")
+        return a
+    with pytest.raises(lk.CompileError, match="arguments are made at run time") as e:
+        lk.jit(f).inspect_cuda(F64)
+    assert f"line {f.__code__.co_firstlineno + 3}" in str(e.value)
+
+
 def test_a_function_without_parallel_regions_has_no_kernel():
     src = lk.jit(lambda x: x * 2 + 1).inspect_cuda(3)
     assert "__global__" not in src and "0 kernels" in src

@@ -958,9 +958,19 @@ IrNode *ts_call(Ts *ts, const IrNode *n)
     if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_RAISE) {
         /* a raise statement (frontend/lower_raise.c): the raise intrinsic with RT_ERR_RAISE, its strings kept */
         IrNode *r = ts_raise(ts, n->pos, RT_ERR_RAISE, NULL, NULL, NULL, ir_type_none());
-        if (r) {
-            r->u.call.name = n->u.call.name;
-            r->u.call.text = n->u.call.text;
+        if (!r) return NULL;
+        r->u.call.name = n->u.call.name;
+        r->u.call.text = n->u.call.text;
+        if (n->u.call.nargs > 0) { /* arguments made at run time: their values follow the record's four */
+            IrNode **vals;
+            int nv;
+            if (!(r->u.call.text = ts_record_values(ts, n->pos, n->u.call.args, n->u.call.nargs, n->u.call.text, &vals, &nv)))
+                return NULL;
+            IrNode **all = ir_nodes(ts->a, 4 + nv);
+            for (int i = 0; i < 4; i++) all[i] = r->u.call.args[i];
+            for (int i = 0; i < nv; i++) all[4 + i] = vals[i];
+            r->u.call.args = all;
+            r->u.call.nargs = 4 + nv;
         }
         return r;
     }

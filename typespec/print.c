@@ -8,7 +8,8 @@
  *    2.0 as 2.0 and np.float32(0.1) as 0.1, and in a tuple repr shows np.float64(2.0));
  *  - an array: the array itself, kind "a:<dtype>" (the shim makes a NumPy array of its elements);
  *  - None: no slot, kind "none"; a tuple: its items in turn, its kind the list of theirs.
- * The text becomes the literal (layout, kinds). Other values (a slice, a dtype, a function) are a CompileError. */
+ * The text becomes the literal (layout, kinds). Other values (a slice, a dtype, a function) are a CompileError.
+ * A raise statement whose arguments are made at run time records its values the same way (ts_record_values). */
 #include <stdio.h>
 #include <string.h>
 #include "ts_internal.h"
@@ -94,20 +95,32 @@ static bool flatten(Ts *ts, IrPos pos, Flat *f, IrNode *v)
            ts_type_name(t));
 }
 
-IrNode *ts_print(Ts *ts, const IrNode *n)
+const char *ts_record_values(Ts *ts, IrPos pos, IrNode *const *untyped, int n, const char *layout, IrNode ***args,
+                             int *nargs)
 {
     Flat f = {0};
     put_kind(ts, &f, "[");
-    for (int i = 0; i < n->u.call.nargs; i++) {
-        IrNode *v = ts_expr(ts, n->u.call.args[i]);
+    for (int i = 0; i < n; i++) {
+        IrNode *v = ts_expr(ts, untyped[i]);
         if (i) put_kind(ts, &f, ", ");
-        if (!v || !flatten(ts, n->pos, &f, v)) return NULL;
+        if (!v || !flatten(ts, pos, &f, v)) return NULL;
     }
     put_kind(ts, &f, "]");
-    size_t len = strlen(n->u.call.text) + f.len + 8;
+    size_t len = strlen(layout) + f.len + 8;
     char *text = rt_arena_alloc(ts->a, len);
-    snprintf(text, len, "(%s, %s)", n->u.call.text, f.kinds);
-    IrNode *r = ir_intrinsic_call(ts->a, n->pos, IR_INTR_PRINT, f.args ? f.args : ir_nodes(ts->a, 1), f.n, ir_type_none());
+    snprintf(text, len, "(%s, %s)", layout, f.kinds);
+    *args = f.args ? f.args : ir_nodes(ts->a, 1);
+    *nargs = f.n;
+    return text;
+}
+
+IrNode *ts_print(Ts *ts, const IrNode *n)
+{
+    IrNode **args;
+    int nargs;
+    const char *text = ts_record_values(ts, n->pos, n->u.call.args, n->u.call.nargs, n->u.call.text, &args, &nargs);
+    if (!text) return NULL;
+    IrNode *r = ir_intrinsic_call(ts->a, n->pos, IR_INTR_PRINT, args, nargs, ir_type_none());
     r->u.call.text = text;
     return r;
 }

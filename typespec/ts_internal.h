@@ -245,6 +245,10 @@ IrNode *ts_scatter_target(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int n
 IrNode *ts_index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value);
 /* print.c: print(...) (the frontend's print intrinsic) typed: its values as the backend appends them */
 IrNode *ts_print(Ts *ts, const IrNode *n);
+/* The untyped values of a print-like record typed and flattened into *args (*nargs of them); the text
+ * "(layout, kinds)" that tells the shim how to show them; NULL with diag set. */
+const char *ts_record_values(Ts *ts, IrPos pos, IrNode *const *untyped, int n, const char *layout, IrNode ***args,
+                             int *nargs);
 IrNode *ts_python_int_operand(Ts *ts, IrPos pos, IrNode *v, IrDtype dt, bool clamp_low, bool clamp_high);
 IrNode *ts_transpose(Ts *ts, IrPos pos, IrNode *x); /* x.T: a view with the axes reversed */
 

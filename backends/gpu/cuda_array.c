@@ -240,6 +240,9 @@ static const char *raise_error(Cu *c, const IrNode *n)
 {
     const char *e[3];
     RtErrCode code = (RtErrCode)n->u.call.args[0]->u.konst.i;
+    if (n->u.call.nargs > 4)
+        return cu_refuse(c, n, "an exception whose arguments are made at run time (an f-string, a computed value): "
+                               "its message cannot be written from a kernel; give it constant arguments");
     for (int i = 0; i < 3; i++)
         if (!(e[i] = cu_expr(c, n->u.call.args[1 + i]))) return NULL;
     if (code == RT_ERR_RAISE) { /* a raise statement: its class and arguments, as strings of the names table */

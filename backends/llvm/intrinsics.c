@@ -351,6 +351,8 @@ static LLVMValueRef mask_select(Cg *cg, const IrNode *n)
 
 /* raise(code, e0, e1, e2): the error record filled and the function left, always. The code after it (in a block
  * of its own) is never reached, but must be valid: it gets an undefined value of the node's type. */
+static bool print_record(Cg *cg, const IrNode *n, int first);
+
 static LLVMValueRef raise_error(Cg *cg, const IrNode *n)
 {
     LLVMValueRef extra[3];
@@ -359,6 +361,10 @@ static LLVMValueRef raise_error(Cg *cg, const IrNode *n)
     if (code == RT_ERR_RAISE) { /* a raise statement: its class and arguments, as strings of the names table */
         extra[0] = cg_i64(cg, rt_names_index(cg->names, n->u.call.name));
         extra[1] = cg_i64(cg, n->u.call.text ? rt_names_index(cg->names, n->u.call.text) : -1);
+        if (n->u.call.nargs > 4) { /* arguments made at run time: a printed record, the call's last */
+            if (!print_record(cg, n, 4)) return LLVMGetUndef(cg_type(cg, n->type));
+            extra[1] = cg_i64(cg, -2);
+        }
     }
     cg_raise_if(cg, LLVMConstInt(cg->i1, 1, 0), code, n->pos, extra, 3);
     LLVMTypeRef t = cg_type(cg, n->type);
@@ -550,25 +556,25 @@ static LLVMValueRef rng_draw(Cg *cg, const IrNode *n)
     return LLVMBuildLoad2(cg->b, cg_type(cg, n->type), data, "");
 }
 
-/* print(v...): a record in the call's context (runtime.h's print section): the layout text's index in the names
- * table, then each value (int64 and float64 scalars, arrays: typespec made them so). An array of the gpu
- * backend's host code is device memory, which the runtime cannot read: a CompileError there. */
-static LLVMValueRef print_values(Cg *cg, const IrNode *n)
+/* A printed record (runtime.h's print section) of n's arguments from `first` on: the text's index in the names
+ * table, then each value (int64 and float64 scalars, arrays: typespec made them so). Every value is evaluated
+ * first, so one that raises leaves no record begun. An array of the gpu backend's host code is device memory,
+ * which the runtime cannot read: a CompileError there. false with diag set. */
+static bool print_record(Cg *cg, const IrNode *n, int first)
 {
-    for (int i = 0; i < n->u.call.nargs; i++)
+    for (int i = first; i < n->u.call.nargs; i++)
         if (cg->gpu && n->u.call.args[i]->type->kind == IR_TY_ARRAY) {
             lk_diag_set(cg->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : cg->f->file, n->pos.line, n->pos.col,
-                        "print() of an array is not supported on the gpu backend (its data is on the device): print "
-                        "its elements, or use the cpu or openmp backend");
-            return LLVMGetUndef(cg_type(cg, n->type));
+                        "print() of an array (or an array in an exception's arguments) is not supported on the gpu "
+                        "backend (its data is on the device): use its elements, or the cpu or openmp backend");
+            return false;
         }
-    /* every value first: one that raises leaves no record begun */
     LLVMValueRef *vals = rt_arena_alloc(cg->f->arena, sizeof *vals * (size_t)(n->u.call.nargs + 1));
-    for (int i = 0; i < n->u.call.nargs; i++) vals[i] = cg_expr(cg, n->u.call.args[i]);
+    for (int i = first; i < n->u.call.nargs; i++) vals[i] = cg_expr(cg, n->u.call.args[i]);
     LLVMTypeRef p2[2] = {cg->ptr, cg->i64}, p2f[2] = {cg->ptr, cg->f64}, p1[1] = {cg->ptr};
     LLVMValueRef begin[2] = {cg->rtctx, cg_i64(cg, rt_names_index(cg->names, n->u.call.text))};
     cg_call_rt(cg, "rt_print_begin", cg->void_t, p2, begin, 2);
-    for (int i = 0; i < n->u.call.nargs; i++) {
+    for (int i = first; i < n->u.call.nargs; i++) {
         const IrNode *a = n->u.call.args[i];
         LLVMValueRef v = vals[i];
         if (a->type->kind == IR_TY_SCALAR) {
@@ -592,6 +598,12 @@ static LLVMValueRef print_values(Cg *cg, const IrNode *n)
     }
     LLVMValueRef end[1] = {cg->rtctx};
     cg_call_rt(cg, "rt_print_end", cg->void_t, p1, end, 1);
+    return true;
+}
+
+static LLVMValueRef print_values(Cg *cg, const IrNode *n)
+{
+    print_record(cg, n, 0);
     return LLVMGetUndef(cg_type(cg, n->type));
 }
 

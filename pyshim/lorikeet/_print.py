@@ -71,9 +71,8 @@ def _piece(slot, value):
     return format(value, spec)
 
 
-def show(data, names, dropped):
-    """Writes the text of the records in data (bytes) to sys.stdout; names: the code's names table."""
-    out = []
+def _records(data, names):
+    """(layout, values) of each record in data, in order."""
     pos = 0
     while pos < len(data):
         (index,) = struct.unpack_from("<q", data, pos)
@@ -83,8 +82,42 @@ def show(data, names, dropped):
         for kind in kinds:
             v, pos = _value(kind, data, pos)
             values.append(v)
-        it = iter(values)
-        out.append("".join(p if isinstance(p, str) else _piece(p, next(it)) for p in layout))
+        yield layout, values
+
+
+def _text(layout, values):
+    it = iter(values)
+    return "".join(p if isinstance(p, str) else _piece(p, next(it)) for p in layout)
+
+
+def _exception_args(specs, values):
+    """The arguments of a raise statement whose arguments were made at run time (frontend/lower_raise.c): each
+    a constant, an f-string's text, or a value as it is."""
+    it = iter(values)
+    args = []
+    for spec in specs:
+        if spec[0] == "c":
+            args.append(spec[1])
+        elif spec[0] == "f":
+            pieces = spec[1]
+            args.append(_text(pieces, [next(it) for p in pieces if not isinstance(p, str)]))
+        else:
+            args.append(next(it))
+    return tuple(args)
+
+
+def show(data, names, dropped, raised):
+    """Writes the text of the records in data (bytes) to sys.stdout; names: the code's names table. raised: the
+    last record holds the arguments of the exception the call raised, returned as a tuple (None when it was
+    lost), not printed."""
+    records = list(_records(data, names))
+    args = None
+    if raised and records and not dropped:
+        specs, values = records.pop()
+        args = _exception_args(specs, values)
+    out = [_text(layout, values) for layout, values in records]
     if dropped:
         out.append(f"[lorikeet: {dropped} print() output(s) of this call were lost: out of memory]\n")
-    sys.stdout.write("".join(out))
+    if out:
+        sys.stdout.write("".join(out))
+    return args
