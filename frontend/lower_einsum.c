@@ -117,6 +117,11 @@ static IrNode *numpy_keyword_string(FeCtx *c, const IrNode *call, const char *na
         none->type = ir_type_none();
         return none;
     }
+    if (calls(call, "", "standard_exponential") && strcmp(name, "method") == 0) { /* Generator's: 'zig' 0, 'inv' 1 */
+        if (strcmp(s, "zig") && strcmp(s, "inv"))
+            return fe_error(c, pos, "standard_exponential(): method='%s' is not one of 'zig' and 'inv'", s);
+        return ir_const_int(c->a, pos, ir_type_weak(IR_DT_INT64), s[0] == 'i');
+    }
     if (calls(call, "numpy.linalg.norm", NULL) && strcmp(name, "ord") == 0) {
         if (strcmp(s, "fro") && strcmp(s, "f"))
             return fe_error(c, pos, "numpy.linalg.norm(): ord='%s' is not supported (only 'fro')", s);
@@ -133,6 +138,7 @@ IrNode *fe_lower_argument(FeCtx *c, const IrNode *call, int k, PyObject *value, 
     static const struct { const char *numpy_name, *method; int k; const char *kw; } at[] = {
         {"numpy.sort", NULL, 2, "kind"}, {"numpy.argsort", NULL, 2, "kind"}, {"", "sort", 2, "kind"},
         {"", "argsort", 2, "kind"}, {"numpy.searchsorted", NULL, 2, "side"}, {"numpy.linalg.norm", NULL, 1, "ord"},
+        {"", "standard_exponential", 3, "method"},
     };
     if (str_constant(c, value))
         for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)

@@ -1,5 +1,6 @@
 /* random.c: NumPy's default random generator (np.random.default_rng) for compiled code: SeedSequence, PCG64 and
- * the draws lorikeet supports (random, uniform, integers, normal, standard_normal), each the same algorithm as
+ * the draws lorikeet supports (random, uniform, integers, normal, standard_normal, exponential,
+ * standard_exponential, permutation; float32 where NumPy has it), each the same algorithm as
  * NumPy's (numpy/random/bit_generator.pyx, src/pcg64/pcg64.h, src/distributions/distributions.c), so a
  * generator seeded alike gives the same numbers, bit for bit, in the same order.
  *
@@ -102,6 +103,7 @@ static uint32_t next_uint32(RtRng *g)
 }
 
 static double next_double(RtRng *g) { return (double)(next_uint64(g) >> 11) * (1.0 / 9007199254740992.0); }
+static float next_float(RtRng *g) { return (float)(next_uint32(g) >> 8) * (1.0f / 16777216.0f); }
 
 /* pcg64_set_seed: state and increment from the seed sequence's four words */
 static void pcg64_seed(RtRng *g, const uint64_t w[4])
@@ -177,6 +179,75 @@ static double standard_normal(RtRng *g)
             if (((fi_double[idx - 1] - fi_double[idx]) * next_double(g) + fi_double[idx]) < exp(-0.5 * x * x)) return x;
         }
     }
+}
+
+/* float32: r = n23sb8 (distributions.c: random_standard_normal_f); the acceptance test compares in double, as C
+ * promotes there */
+static float standard_normal_f(RtRng *g)
+{
+    for (;;) {
+        uint32_t r = next_uint32(g);
+        int idx = (int)(r & 0xff);
+        int sign = (int)((r >> 8) & 0x1);
+        uint32_t rabs = (r >> 9) & 0x0007fffff;
+        float x = (float)rabs * wi_float[idx];
+        if (sign & 0x1) x = -x;
+        if (rabs < ki_float[idx]) return x; /* 99.3% of the time */
+        if (idx == 0) {
+            for (;;) {
+                float xx = -ziggurat_nor_inv_r_f * log1pf(-next_float(g));
+                float yy = -log1pf(-next_float(g));
+                if (yy + yy > xx * xx) return ((rabs >> 8) & 0x1) ? -(ziggurat_nor_r_f + xx) : ziggurat_nor_r_f + xx;
+            }
+        } else {
+            if (((fi_float[idx - 1] - fi_float[idx]) * next_float(g) + fi_float[idx]) < exp(-0.5 * x * x)) return x;
+        }
+    }
+}
+
+/* distributions.c: random_standard_exponential (the ziggurat; the unlikely case draws again) */
+static double standard_exponential(RtRng *g)
+{
+    for (;;) {
+        uint64_t ri = next_uint64(g) >> 3;
+        uint8_t idx = (uint8_t)(ri & 0xff);
+        ri >>= 8;
+        double x = (double)ri * we_double[idx];
+        if (ri < ke_double[idx]) return x; /* 98.9% of the time */
+        if (idx == 0) return ziggurat_exp_r - log1p(-next_double(g));
+        if ((fe_double[idx - 1] - fe_double[idx]) * next_double(g) + fe_double[idx] < exp(-x)) return x;
+    }
+}
+
+static float standard_exponential_f(RtRng *g)
+{
+    for (;;) {
+        uint32_t ri = next_uint32(g) >> 1;
+        uint8_t idx = (uint8_t)(ri & 0xff);
+        ri >>= 8;
+        float x = (float)ri * we_float[idx];
+        if (ri < ke_float[idx]) return x;
+        if (idx == 0) return ziggurat_exp_r_f - log1pf(-next_float(g));
+        if ((fe_float[idx - 1] - fe_float[idx]) * next_float(g) + fe_float[idx] < expf(-x)) return x;
+    }
+}
+
+/* random_interval: an integer in [0, max] by masked rejection (what Generator.shuffle draws with) */
+static uint64_t random_interval(RtRng *g, uint64_t max)
+{
+    if (max == 0) return 0;
+    uint64_t mask = max, value;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    mask |= mask >> 32;
+    if (max <= 0xffffffffULL)
+        while ((value = (next_uint32(g) & mask)) > max) {}
+    else
+        while ((value = (next_uint64(g) & mask)) > max) {}
+    return value;
 }
 
 /* Lemire's bounded integer in [0, rng] (rng < 2**64 - 1), 64-bit */
@@ -271,7 +342,12 @@ int rt_rng_fill(RtRng *g, int32_t method, int32_t elsize, double a, double b, in
     int64_t n = count_of(shape, ndim, &negative);
     uint64_t rng = 0;
     switch (method) {
-    case RT_RNG_RANDOM: case RT_RNG_STANDARD_NORMAL: break;
+    case RT_RNG_RANDOM: case RT_RNG_STANDARD_NORMAL: case RT_RNG_STANDARD_EXPONENTIAL:
+    case RT_RNG_STANDARD_EXPONENTIAL_INV: case RT_RNG_PERMUTATION:
+        break;
+    case RT_RNG_EXPONENTIAL:
+        if (b < 0) return RT_VAL_RNG_SCALE;
+        break;
     case RT_RNG_UNIFORM:
         if (!isfinite(b - a)) return RT_RNG_OVERFLOW;
         break;
@@ -288,15 +364,48 @@ int rt_rng_fill(RtRng *g, int32_t method, int32_t elsize, double a, double b, in
     }
     if (negative) return RT_VAL_NEGATIVE_DIM;
     double *f = out;
+    float *f32 = out; /* the float draws with elsize 4: NumPy's float32 streams (a 32-bit draw each) */
     switch (method) {
     case RT_RNG_RANDOM:
-        for (int64_t i = 0; i < n; i++) f[i] = next_double(g);
+        if (elsize == 4)
+            for (int64_t i = 0; i < n; i++) f32[i] = next_float(g);
+        else
+            for (int64_t i = 0; i < n; i++) f[i] = next_double(g);
         break;
+    case RT_RNG_STANDARD_EXPONENTIAL:
+        if (elsize == 4)
+            for (int64_t i = 0; i < n; i++) f32[i] = standard_exponential_f(g);
+        else
+            for (int64_t i = 0; i < n; i++) f[i] = standard_exponential(g);
+        break;
+    case RT_RNG_STANDARD_EXPONENTIAL_INV:
+        if (elsize == 4)
+            for (int64_t i = 0; i < n; i++) f32[i] = (float)-log1p(-next_float(g));
+        else
+            for (int64_t i = 0; i < n; i++) f[i] = -log1p(-next_double(g));
+        break;
+    case RT_RNG_EXPONENTIAL:
+        for (int64_t i = 0; i < n; i++) f[i] = b * standard_exponential(g);
+        break;
+    case RT_RNG_PERMUTATION: {
+        /* np.arange(n) shuffled as Generator.shuffle does: for i = n-1 .. 1, swap i with random_interval(i) */
+        int64_t *p = out;
+        for (int64_t i = 0; i < n; i++) p[i] = i;
+        for (int64_t i = n - 1; i > 0; i--) {
+            int64_t j = (int64_t)random_interval(g, (uint64_t)i), t = p[i];
+            p[i] = p[j];
+            p[j] = t;
+        }
+        break;
+    }
     case RT_RNG_UNIFORM:
         for (int64_t i = 0; i < n; i++) f[i] = a + (b - a) * next_double(g);
         break;
     case RT_RNG_STANDARD_NORMAL:
-        for (int64_t i = 0; i < n; i++) f[i] = standard_normal(g);
+        if (elsize == 4)
+            for (int64_t i = 0; i < n; i++) f32[i] = standard_normal_f(g);
+        else
+            for (int64_t i = 0; i < n; i++) f[i] = standard_normal(g);
         break;
     case RT_RNG_NORMAL:
         for (int64_t i = 0; i < n; i++) f[i] = a + b * standard_normal(g);

@@ -269,12 +269,17 @@ _Static_assert(sizeof(RtRng) == 48, "RtRng is six slots");
 /* default_rng(seed) (has_seed) or default_rng() (128 bits of the OS's entropy). 0, or RT_VAL_RNG_SEED for a
  * negative seed (nothing written). */
 int rt_rng_seed(RtRng *g, int32_t has_seed, int64_t seed);
-/* The draws, by method: random() and standard_normal() take no parameter; uniform(a, b), normal(a = loc, b =
- * scale); integers(lo, hi) with hi excluded (RT_RNG_INTEGERS) or included (_CLOSED) into int64 (elsize 8) or
- * int32 (elsize 4) elements, everything else float64. out: the C-contiguous elements of shape[ndim] (ndim 0: one
+/* The draws, by method: random(), standard_normal() and standard_exponential() take no parameter; uniform(a, b),
+ * normal(a = loc, b = scale), exponential(b = scale); integers(lo, hi) with hi excluded (RT_RNG_INTEGERS) or
+ * included (_CLOSED) into int64 (elsize 8) or int32 (elsize 4) elements; random, standard_normal and
+ * standard_exponential into float32 (elsize 4: NumPy's float32 streams, other numbers than float64's) or float64;
+ * everything else float64. out: the C-contiguous elements of shape[ndim] (ndim 0: one
  * scalar). NumPy's checks in NumPy's order first: 0, an RT_VAL_* message of RT_ERR_VALUE (RT_VAL_NEGATIVE_DIM for
  * a negative size), or RT_RNG_OVERFLOW (uniform's OverflowError); nothing is drawn when a check fails. */
-enum { RT_RNG_RANDOM = 0, RT_RNG_UNIFORM, RT_RNG_NORMAL, RT_RNG_STANDARD_NORMAL, RT_RNG_INTEGERS, RT_RNG_INTEGERS_CLOSED };
+enum { RT_RNG_RANDOM = 0, RT_RNG_UNIFORM, RT_RNG_NORMAL, RT_RNG_STANDARD_NORMAL, RT_RNG_INTEGERS, RT_RNG_INTEGERS_CLOSED,
+       RT_RNG_STANDARD_EXPONENTIAL, RT_RNG_STANDARD_EXPONENTIAL_INV, /* method='zig' (the default), 'inv' */
+       RT_RNG_EXPONENTIAL,  /* b * standard_exponential(), b the scale (ValueError RT_VAL_RNG_SCALE when b < 0) */
+       RT_RNG_PERMUTATION   /* int64: np.arange(n) shuffled (n the size), as Generator.permutation(n) */ };
 #define RT_RNG_OVERFLOW (-1)
 int rt_rng_fill(RtRng *g, int32_t method, int32_t elsize, double a, double b, int64_t lo, int64_t hi,
                 const int64_t *shape, int32_t ndim, void *out);

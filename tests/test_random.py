@@ -1,5 +1,6 @@
 """np.random in compiled code (issue 14 item 6): np.random.default_rng(seed) and the Generator methods random,
-uniform, integers, normal and standard_normal give NumPy's numbers for the same seed, element by element and bit
+uniform, integers, normal, standard_normal, exponential, standard_exponential and permutation (with float32 draws
+where NumPy has them) give NumPy's numbers for the same seed, element by element and bit
 for bit (PCG64 seeded through SeedSequence, Lemire's bounded integers, NumPy's 256-level ziggurat), in the order
 the function draws them; a Generator passed in continues where NumPy's would; errors are NumPy's, at the line;
 what is not built is a CompileError naming the line. Every comparison is exact equality with NumPy running the
@@ -292,10 +293,67 @@ def test_an_empty_size_skips_integers_checks_as_numpy_does():
     same(J(empty)(0), empty(0))
 
 
+# ---- float32 streams, the exponential distribution and permutation ----
+
+def more_draws(seed, n):
+    rng = np.random.default_rng(seed)
+    return (rng.random(n, dtype=np.float32), rng.standard_normal((2, n), dtype=np.float32), rng.random(),
+            rng.standard_exponential(n), rng.standard_exponential(n, np.float32), rng.standard_exponential(n, method="inv"),
+            rng.standard_exponential((n, 2), dtype=np.float32, method="inv"), rng.exponential(2.5, n), rng.exponential(),
+            rng.permutation(n), rng.random(dtype=np.float32), rng.standard_normal(dtype=np.float32),
+            rng.standard_exponential(), rng.permutation(-3), rng.integers(5, size=n, dtype=np.int32), rng.random(n))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_float32_draws_exponentials_and_permutations_give_numpys_stream(seed):
+    # the float32 draws take 32 bits each, which leave half a 64-bit draw buffered: the draws after them must
+    # still follow NumPy's, as the last ones here check
+    got, exp = J(more_draws)(seed, 9), more_draws(seed, 9)
+    assert len(got) == len(exp)
+    for g, e in zip(got, exp):
+        same(g, e)
+
+
+def tails(seed, n):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_exponential(n), rng.standard_exponential(n, dtype=np.float32),
+            rng.standard_normal(n, dtype=np.float32))
+
+
+def test_the_exponential_and_float32_ziggurats_are_numpys_tails_included():
+    got, exp = J(tails)(77, 200_000), tails(77, 200_000)
+    assert exp[0].max() > 7.6971174701310497 and exp[1].max() > 7.69711747 and np.abs(exp[2]).max() > 3.6541529
+    for g, e in zip(got, exp):
+        same(g, e)
+
+
+def permute_array(seed, x):
+    rng = np.random.default_rng(seed)
+    return rng.permutation(x), rng.permutation(x[::-1]), rng.permutation(len(x))
+
+
+@pytest.mark.parametrize("x", [np.arange(10.0), np.arange(12).reshape(4, 3), np.array([True, False, True]),
+                               np.zeros(0), np.arange(2**33, 2**33 + 5, dtype=np.int64)])
+def test_permutation_of_an_array_is_numpys_rows_in_numpys_order(x):
+    got, exp = J(permute_array)(5, x), permute_array(5, x)
+    for g, e in zip(got, exp):
+        same(g, e)
+    assert not np.shares_memory(got[0], x)
+
+
+def bad_exponential(seed, s):
+    return np.random.default_rng(seed).exponential(s, 3)
+
+
+def test_exponentials_scale_error_is_numpys():
+    with pytest.raises(ValueError, match="scale < 0"):
+        J(bad_exponential)(0, -1.0)
+
+
 # ---- what is not built: CompileErrors naming the line and the supported forms ----
 
 def unsupported_method(rng, n):
-    return rng.exponential(1.0, n)
+    return rng.gamma(1.0, n)
 
 
 def legacy(n):
@@ -310,14 +368,14 @@ def array_parameter(rng, mu):
     return rng.normal(mu, 1.0)
 
 
-def float32_random(rng, n):
-    return rng.random(n, dtype=np.float32)
+def float16_random(rng, n):
+    return rng.random(n, dtype=np.float16)
 
 
 def test_unsupported_forms_are_compile_errors_naming_the_supported_ones():
     rng = np.random.default_rng(0)
-    with pytest.raises(lk.CompileError, match=r"Generator.exponential\(\) is not supported.*random, uniform, integers, "
-                                              r"normal and standard_normal"):
+    with pytest.raises(lk.CompileError, match=r"Generator.gamma\(\) is not supported.*random, uniform, integers, "
+                                              r"normal, standard_normal, exponential, standard_exponential and permutation"):
         J(unsupported_method)(rng, 3)
     with pytest.raises(lk.CompileError, match=r"numpy.random.random\(\) is not supported.*default_rng"):
         J(legacy)(3)
@@ -325,8 +383,8 @@ def test_unsupported_forms_are_compile_errors_naming_the_supported_ones():
         J(returns_generator)(3)
     with pytest.raises(lk.CompileError, match="broadcasting"):
         J(array_parameter)(rng, np.zeros(3))
-    with pytest.raises(lk.CompileError, match="float64"):
-        J(float32_random)(rng, 3)
+    with pytest.raises(lk.CompileError, match="dtype must be np.float64 or np.float32"):
+        J(float16_random)(rng, 3)
 
 
 def in_prange(rng, x):

@@ -1,5 +1,6 @@
 /* random.c: np.random in compiled code: np.random.default_rng(seed) and the Generator methods random, uniform,
- * integers, normal and standard_normal, as the rng_new and rng_draw intrinsics (ir.h), whose runtime
+ * integers, normal, standard_normal, exponential, standard_exponential and permutation (float32 draws where NumPy
+ * has them), as the rng_new and rng_draw intrinsics (ir.h), whose runtime
  * (runtime/random.c) is NumPy's PCG64, SeedSequence and distributions: the same numbers as NumPy for the same
  * seed. Sizes are an int or a tuple of ints (None: one scalar, a Python float, or a NumPy integer as NumPy
  * gives); parameters are numbers, not arrays (NumPy's broadcasting of parameter arrays is not built: a
@@ -8,7 +9,7 @@
 #include <string.h>
 #include "ts_internal.h"
 
-#define RNG_METHODS "random, uniform, integers, normal and standard_normal"
+#define RNG_METHODS "random, uniform, integers, normal, standard_normal, exponential, standard_exponential and permutation"
 
 static bool is_none(const IrNode *n) { return !n || n->type->kind == IR_TY_NONE; }
 
@@ -78,18 +79,19 @@ static IrNode *draw(Ts *ts, IrPos pos, const char *method, IrNode *g, int rt_met
     return ir_intrinsic_call(ts->a, pos, IR_INTR_RNG_DRAW, args, 4 + nd, t);
 }
 
-/* dtype= of random() and standard_normal(): float64 only (float32 is another stream, not built) */
-static bool float64_only(Ts *ts, Args *a, int i, const char *method)
+/* dtype= of random(), standard_normal() and standard_exponential(): float64 or float32 (NumPy's float32 streams:
+ * other numbers than float64's, from 32-bit draws); out= is not supported. false with diag set. */
+static bool float_dtype(Ts *ts, Args *a, int i, const char *method, IrDtype *dt)
 {
     IrNode *d = ts_arg(a, i, "dtype");
-    IrDtype dt = IR_DT_FLOAT64;
-    if (d && (!ts_dtype_arg(ts, d, &dt) || dt != IR_DT_FLOAT64)) {
+    *dt = IR_DT_FLOAT64;
+    if (d && (!ts_dtype_arg(ts, d, dt) || (*dt != IR_DT_FLOAT64 && *dt != IR_DT_FLOAT32))) {
         if (!ts->dry)
             lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, a->call->pos.line, a->call->pos.col,
-                        "Generator.%s(): only dtype=np.float64 is supported in compiled code", method);
+                        "Generator.%s(): dtype must be np.float64 or np.float32", method);
         return false;
     }
-    IrNode *out = ts_arg(a, i + 1, "out");
+    IrNode *out = ts_arg(a, i + (strcmp(method, "standard_exponential") == 0 ? 2 : 1), "out");
     if (!is_none(out)) {
         if (!ts->dry)
             lk_diag_set(ts->diag, LK_ERR_TYPE, ts->src->file, a->call->pos.line, a->call->pos.col,
@@ -97,6 +99,69 @@ static bool float64_only(Ts *ts, Args *a, int i, const char *method)
         return false;
     }
     return true;
+}
+
+/* A draw of a float dtype: an array of dt, or one number, which NumPy returns as a Python float whatever dt is */
+static IrNode *float_draw(Ts *ts, IrPos pos, const char *method, IrNode *g, int rt_method, IrNode *pa, IrNode *pb,
+                          IrNode *size, IrDtype dt)
+{
+    IrNode *r = draw(ts, pos, method, g, rt_method, pa, pb, size, dt, ir_type_scalar(dt));
+    if (r && r->type->kind == IR_TY_SCALAR) r = ts_cast(ts, r, ir_type_weak(IR_DT_FLOAT64));
+    return r;
+}
+
+/* permutation(x, axis=0): x an int n (np.arange(n) shuffled, as NumPy's shuffle draws) or an array (its rows in
+ * that order: x[permutation(len(x))], a new array) */
+static IrNode *permutation(Ts *ts, Args *a, IrNode *g)
+{
+    IrPos pos = a->call->pos;
+    IrNode *x = ts_arg(a, 1, "x"), *axis = ts_arg(a, 2, "axis");
+    if (a->npos > 3) TS_ERR(ts, pos, "Generator.permutation() takes x and axis");
+    if (!x) TS_ERR(ts, pos, "Generator.permutation() needs x");
+    if (axis && !(axis->kind == IR_CONST && axis->type->kind == IR_TY_SCALAR && ts_is_int_scalar(axis->type) && axis->u.konst.i == 0))
+        TS_ERR(ts, pos, "Generator.permutation(): only axis=0 is supported in compiled code");
+    IrNode *z = param(ts, pos, "permutation", "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, "permutation", "", NULL, 0, IR_DT_FLOAT64);
+    if (x->type->kind == IR_TY_SCALAR && ts_is_int_scalar(x->type) && x->type->dtype != IR_DT_BOOL) {
+        /* np.arange(n) of a negative n is empty */
+        IrNode *n = ts_cast(ts, x, ir_type_scalar(IR_DT_INT64));
+        if (!n) return NULL;
+        n = ts_scalar_binop(ts, pos, IR_OP_MAX, n, ts_i64(ts, pos, 0));
+        IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
+        IrType *elem = ir_type_scalar(IR_DT_INT64);
+        t->u.tuple.n = 1;
+        t->u.tuple.items = ir_nodes(ts->a, 1);
+        t->u.tuple.items[0] = n;
+        t->type = ir_type_tuple(&elem, 1);
+        return draw(ts, pos, "permutation", g, RT_RNG_PERMUTATION, z, z1, t, IR_DT_INT64, NULL);
+    }
+    if (x->type->kind != IR_TY_ARRAY || x->type->ndim == 0)
+        TS_ERR(ts, pos, "Generator.permutation(): x must be an int or an array, not %s", ts_type_name(x->type));
+    IrNode *xs = ts_reuse(ts, x);
+    if (!xs) return NULL;
+    IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
+    IrType *elem = ir_type_scalar(IR_DT_INT64);
+    t->u.tuple.n = 1;
+    t->u.tuple.items = ir_nodes(ts->a, 1);
+    t->u.tuple.items[0] = ts_dim(ts, pos, xs, 0);
+    t->type = ir_type_tuple(&elem, 1);
+    IrNode *perm = ts_reuse(ts, draw(ts, pos, "permutation", g, RT_RNG_PERMUTATION, z, z1, t, IR_DT_INT64, NULL));
+    if (!perm) return NULL;
+    /* x's rows in perm's order: an index map over x's shape reading x[perm[i], j, ...] */
+    int nd = x->type->ndim;
+    IrNode **dims = ir_nodes(ts->a, nd);
+    for (int d = 0; d < nd; d++) dims[d] = ts_dim(ts, pos, xs, d);
+    IrNode *m = ts_make_imap(ts, pos, dims, nd);
+    if (!m) return NULL;
+    IrNode *get = ir_node(ts->a, IR_INDEX, pos);
+    get->u.index.base = ir_copy(ts->a, xs, NULL);
+    get->u.index.n = nd;
+    get->u.index.items = ir_nodes(ts->a, nd);
+    get->u.index.items[0] = ts_elem_at(ts, pos, perm, ts_var(ts, pos, m->u.imap.idx[0]), false); /* in range */
+    for (int d = 1; d < nd; d++) get->u.index.items[d] = ts_var(ts, pos, m->u.imap.idx[d]);
+    get->type = ir_type_scalar(x->type->dtype);
+    m->u.imap.body = get;
+    m->type = ir_type_array(x->type->dtype, nd, IR_LAYOUT_C);
+    return m;
 }
 
 /* integers(low, high=None, size=None, dtype=np.int64, endpoint=False) */
@@ -131,16 +196,33 @@ IrNode *ts_rng_method(Ts *ts, Args *a, const char *name)
     IrPos pos = a->call->pos;
     IrNode *g = a->pos[0];
     IrType *f64 = ir_type_weak(IR_DT_FLOAT64); /* a scalar draw is a Python float, as NumPy returns */
-    if (!strcmp(name, "random")) {
-        if (a->npos > 4 || !float64_only(ts, a, 2, name)) return NULL;
+    IrDtype dt;
+    if (!strcmp(name, "random") || !strcmp(name, "standard_normal")) {
+        if (a->npos > 4 || !float_dtype(ts, a, 2, name, &dt)) return NULL;
         IrNode *z0 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64);
-        return draw(ts, pos, name, g, RT_RNG_RANDOM, z0, z1, ts_arg(a, 1, "size"), IR_DT_FLOAT64, f64);
+        return float_draw(ts, pos, name, g, name[0] == 'r' ? RT_RNG_RANDOM : RT_RNG_STANDARD_NORMAL, z0, z1,
+                          ts_arg(a, 1, "size"), dt);
     }
-    if (!strcmp(name, "standard_normal")) {
-        if (a->npos > 4 || !float64_only(ts, a, 2, name)) return NULL;
+    if (!strcmp(name, "standard_exponential")) {
+        /* standard_exponential(size=None, dtype=np.float64, method='zig', out=None): 'inv' is the inverse CDF */
+        if (a->npos > 5 || !float_dtype(ts, a, 2, name, &dt)) return NULL;
+        int how = RT_RNG_STANDARD_EXPONENTIAL;
+        IrNode *m = ts_arg(a, 3, "method");
+        if (m) { /* the frontend made 'zig' 0 and 'inv' 1 (lower_einsum.c) */
+            if (m->kind != IR_CONST || m->type->kind != IR_TY_SCALAR || !ts_is_int_scalar(m->type))
+                TS_ERR(ts, pos, "Generator.standard_exponential(): method must be 'zig' or 'inv' written in the call");
+            if (m->u.konst.i) how = RT_RNG_STANDARD_EXPONENTIAL_INV;
+        }
         IrNode *z0 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64);
-        return draw(ts, pos, name, g, RT_RNG_STANDARD_NORMAL, z0, z1, ts_arg(a, 1, "size"), IR_DT_FLOAT64, f64);
+        return float_draw(ts, pos, name, g, how, z0, z1, ts_arg(a, 1, "size"), dt);
     }
+    if (!strcmp(name, "exponential")) {
+        if (a->npos > 3) TS_ERR(ts, pos, "Generator.exponential() takes scale and size");
+        IrNode *z0 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64);
+        IrNode *scale = param(ts, pos, name, "scale", ts_arg(a, 1, "scale"), 1.0, IR_DT_FLOAT64);
+        return draw(ts, pos, name, g, RT_RNG_EXPONENTIAL, z0, scale, ts_arg(a, 2, "size"), IR_DT_FLOAT64, f64);
+    }
+    if (!strcmp(name, "permutation")) return permutation(ts, a, g);
     if (!strcmp(name, "uniform")) {
         if (a->npos > 4) TS_ERR(ts, pos, "Generator.uniform() takes low, high and size");
         IrNode *lo = param(ts, pos, name, "low", ts_arg(a, 1, "low"), 0.0, IR_DT_FLOAT64);
