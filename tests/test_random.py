@@ -341,6 +341,24 @@ def test_permutation_of_an_array_is_numpys_rows_in_numpys_order(x):
     assert not np.shares_memory(got[0], x)
 
 
+def shuffles(seed, x, y):
+    rng = np.random.default_rng(seed)
+    rng.shuffle(x)
+    rng.shuffle(y)
+    r = rng.shuffle(x[::2])  # a view: the shuffle shows in x
+    return r, rng.random()
+
+
+@pytest.mark.parametrize("seed", [0, 3, 2**40])
+def test_shuffle_moves_numpys_rows_in_place(seed):
+    x, y = np.arange(11.0), np.arange(20).reshape(5, 4)
+    xe, ye = x.copy(), y.copy()
+    got, exp = J(shuffles)(seed, x, y), shuffles(seed, xe, ye)
+    assert got == exp
+    same(x, xe)
+    same(y, ye)
+
+
 def bad_exponential(seed, s):
     return np.random.default_rng(seed).exponential(s, 3)
 
@@ -375,7 +393,7 @@ def float16_random(rng, n):
 def test_unsupported_forms_are_compile_errors_naming_the_supported_ones():
     rng = np.random.default_rng(0)
     with pytest.raises(lk.CompileError, match=r"Generator.gamma\(\) is not supported.*random, uniform, integers, "
-                                              r"normal, standard_normal, exponential, standard_exponential and permutation"):
+                                              r"normal, standard_normal, exponential, standard_exponential, permutation and shuffle"):
         J(unsupported_method)(rng, 3)
     with pytest.raises(lk.CompileError, match=r"numpy.random.random\(\) is not supported.*default_rng"):
         J(legacy)(3)

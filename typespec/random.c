@@ -9,7 +9,7 @@
 #include <string.h>
 #include "ts_internal.h"
 
-#define RNG_METHODS "random, uniform, integers, normal, standard_normal, exponential, standard_exponential and permutation"
+#define RNG_METHODS "random, uniform, integers, normal, standard_normal, exponential, standard_exponential, permutation and shuffle"
 
 static bool is_none(const IrNode *n) { return !n || n->type->kind == IR_TY_NONE; }
 
@@ -110,6 +110,8 @@ static IrNode *float_draw(Ts *ts, IrPos pos, const char *method, IrNode *g, int 
     return r;
 }
 
+static IrNode *rows_permuted(Ts *ts, IrPos pos, IrNode *g, IrNode *xs);
+
 /* permutation(x, axis=0): x an int n (np.arange(n) shuffled, as NumPy's shuffle draws) or an array (its rows in
  * that order: x[permutation(len(x))], a new array) */
 static IrNode *permutation(Ts *ts, Args *a, IrNode *g)
@@ -136,8 +138,14 @@ static IrNode *permutation(Ts *ts, Args *a, IrNode *g)
     }
     if (x->type->kind != IR_TY_ARRAY || x->type->ndim == 0)
         TS_ERR(ts, pos, "Generator.permutation(): x must be an int or an array, not %s", ts_type_name(x->type));
-    IrNode *xs = ts_reuse(ts, x);
+    return rows_permuted(ts, pos, g, ts_reuse(ts, x));
+}
+
+/* xs's rows in the order of a permutation of its length drawn from g (NumPy's shuffle): a new array */
+static IrNode *rows_permuted(Ts *ts, IrPos pos, IrNode *g, IrNode *xs)
+{
     if (!xs) return NULL;
+    IrNode *z = param(ts, pos, "permutation", "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, "permutation", "", NULL, 0, IR_DT_FLOAT64);
     IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
     IrType *elem = ir_type_scalar(IR_DT_INT64);
     t->u.tuple.n = 1;
@@ -147,7 +155,7 @@ static IrNode *permutation(Ts *ts, Args *a, IrNode *g)
     IrNode *perm = ts_reuse(ts, draw(ts, pos, "permutation", g, RT_RNG_PERMUTATION, z, z1, t, IR_DT_INT64, NULL));
     if (!perm) return NULL;
     /* x's rows in perm's order: an index map over x's shape reading x[perm[i], j, ...] */
-    int nd = x->type->ndim;
+    int nd = xs->type->ndim;
     IrNode **dims = ir_nodes(ts->a, nd);
     for (int d = 0; d < nd; d++) dims[d] = ts_dim(ts, pos, xs, d);
     IrNode *m = ts_make_imap(ts, pos, dims, nd);
@@ -158,9 +166,9 @@ static IrNode *permutation(Ts *ts, Args *a, IrNode *g)
     get->u.index.items = ir_nodes(ts->a, nd);
     get->u.index.items[0] = ts_elem_at(ts, pos, perm, ts_var(ts, pos, m->u.imap.idx[0]), false); /* in range */
     for (int d = 1; d < nd; d++) get->u.index.items[d] = ts_var(ts, pos, m->u.imap.idx[d]);
-    get->type = ir_type_scalar(x->type->dtype);
+    get->type = ir_type_scalar(xs->type->dtype);
     m->u.imap.body = get;
-    m->type = ir_type_array(x->type->dtype, nd, IR_LAYOUT_C);
+    m->type = ir_type_array(xs->type->dtype, nd, IR_LAYOUT_C);
     return m;
 }
 
@@ -189,6 +197,36 @@ static IrNode *integers(Ts *ts, Args *a, IrNode *g)
     IrNode *hi = param(ts, pos, "integers", "high", high, 0, IR_DT_INT64);
     return draw(ts, pos, "integers", g, closed ? RT_RNG_INTEGERS_CLOSED : RT_RNG_INTEGERS, lo, hi, ts_arg(a, 3, "size"),
                 dt, ir_type_scalar(dt));
+}
+
+/* shuffle(x, axis=0): x's rows in place, in the order NumPy's shuffle leaves them (the permutation above: the
+ * same swaps); None. The rows are gathered into a new array first, then copied back into x. */
+static IrNode *shuffle(Ts *ts, Args *a, IrNode *g)
+{
+    IrPos pos = a->call->pos;
+    IrNode *x = ts_arg(a, 1, "x"), *axis = ts_arg(a, 2, "axis");
+    if (a->npos > 3) TS_ERR(ts, pos, "Generator.shuffle() takes x and axis");
+    if (!x) TS_ERR(ts, pos, "Generator.shuffle() needs x");
+    if (axis && !(axis->kind == IR_CONST && axis->type->kind == IR_TY_SCALAR && ts_is_int_scalar(axis->type) && axis->u.konst.i == 0))
+        TS_ERR(ts, pos, "Generator.shuffle(): only axis=0 is supported in compiled code");
+    if (x->type->kind != IR_TY_ARRAY || x->type->ndim == 0)
+        TS_ERR(ts, pos, "Generator.shuffle(): x must be an array, not %s", ts_type_name(x->type));
+    IrNode *xs = ts_reuse(ts, x);
+    IrNode *rows = xs ? ts_reuse(ts, rows_permuted(ts, pos, g, xs)) : NULL;
+    if (!rows) return NULL;
+    IrNode *none = ir_node(ts->a, IR_CONST, pos);
+    none->type = ir_type_none();
+    IrNode *st = ir_node(ts->a, IR_EXPR_STMT, pos);
+    if (x->type->readonly) {
+        IrNode *before[1] = {rows};
+        st->u.expr_stmt.value = ts_readonly_write(ts, pos, before, 1, ir_type_none(), false);
+    } else {
+        IrNode *in[1] = {rows};
+        st->u.expr_stmt.value = ts_make_map_into(ts, pos, ir_copy(ts->a, xs, NULL), in, 1, NULL, NULL);
+    }
+    if (!st->u.expr_stmt.value) return NULL;
+    ir_block_push(ts->a, ts->pre, st);
+    return none;
 }
 
 IrNode *ts_rng_method(Ts *ts, Args *a, const char *name)
@@ -223,6 +261,7 @@ IrNode *ts_rng_method(Ts *ts, Args *a, const char *name)
         return draw(ts, pos, name, g, RT_RNG_EXPONENTIAL, z0, scale, ts_arg(a, 2, "size"), IR_DT_FLOAT64, f64);
     }
     if (!strcmp(name, "permutation")) return permutation(ts, a, g);
+    if (!strcmp(name, "shuffle")) return shuffle(ts, a, g);
     if (!strcmp(name, "uniform")) {
         if (a->npos > 4) TS_ERR(ts, pos, "Generator.uniform() takes low, high and size");
         IrNode *lo = param(ts, pos, name, "low", ts_arg(a, 1, "low"), 0.0, IR_DT_FLOAT64);

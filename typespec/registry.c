@@ -161,7 +161,7 @@ static const TsLibEntry entries[] = {
     {TS_LIB_NUMPY, "unique", "sorting and statistics", SORT, NULL},
     /* numpy.random: a generator made in the function (or a NumPy Generator on PCG64 passed in) */
     {TS_LIB_NUMPY, "random.default_rng", "random numbers", RNG,
-     "an int seed or none; its random, uniform, integers, normal, standard_normal, exponential, standard_exponential and permutation give NumPy's stream"},
+     "an int seed or none; its random, uniform, integers, normal, standard_normal, exponential, standard_exponential, permutation and shuffle give NumPy's stream"},
     /* numpy.linalg */
     {TS_LIB_NUMPY, "linalg.cholesky", "linear algebra", LINALG, NULL},
     {TS_LIB_NUMPY, "linalg.det", "linear algebra", LINALG, NULL},
