@@ -134,6 +134,22 @@ def test_a_random_corpus_of_forms_and_shapes_agrees_with_numpy():
         same_as_numpy(ns["f"], *args)
 
 
+def value_raises(a, idx, k):
+    a[idx, 7] = 10 // k          # the value raises first, then the integer 7 (out of range), then the shapes
+    return a
+
+
+def integer_before_value_shape(a, idx):
+    a[idx, 5] = a                # the integer's IndexError comes before the value's shape (fuzz seed 198)
+    return a
+
+
+def test_the_value_then_the_integers_then_the_shapes_raise_in_numpys_order():
+    same_as_numpy(value_raises, A, np.array([0, 1]), 0)
+    same_as_numpy(value_raises, A, np.array([0, 1]), 2)
+    same_as_numpy(integer_before_value_shape, A, np.array([0, 1]))
+
+
 def test_without_boundscheck_in_range_indices_store_the_same():
     f = lk.jit(elements, boundscheck=False)
     got = f(A.copy(), np.array([0, -1]), np.array([2, 0]), np.array([1.0, 2.0]))

@@ -131,23 +131,24 @@ IrNode *ts_index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value
     IrPos pos = s->pos;
     IrNode *base = ts_reuse(ts, dst->u.index.base);
     int m = dst->u.index.n, nd = base->type->ndim, rest = nd - m;
-    if (!base || !(value = ts_index_store_value(ts, pos, value, 1 + rest))) return NULL; /* (1, n) values are (n,) */
+    if (!base || !(value = ts_reuse(ts, value))) return NULL; /* Python evaluates the value first */
     IrNode **items = ir_nodes(ts->a, m);
     for (int i = 0; i < m; i++) {
         IrNode *it = dst->u.index.items[i];
         if (it->type->kind == IR_TY_ARRAY && it->kind != IR_MAP && it->kind != IR_IMAP) it = ts_make_map(ts, pos, &it, 1, NULL, NULL);
         if (!it || !(items[i] = ts_reuse(ts, it))) return NULL;
     }
+    /* NumPy checks integer indices first, as it reads the index: before the value's shape */
+    if (ts->sess->opts->boundscheck)
+        for (int i = 0; i < m; i++)
+            if (items[i]->type->kind != IR_TY_ARRAY && !check_item(ts, pos, base, items[i], i, NULL)) return NULL;
+    if (!(value = ts_index_store_value(ts, pos, value, 1 + rest))) return NULL; /* (1, n) values are (n,) */
     if (value->type->kind == IR_TY_ARRAY && value->kind != IR_MAP && value->kind != IR_IMAP)
         value = ts_make_map(ts, pos, &value, 1, NULL, NULL);
     else if (value->type->kind == IR_TY_SCALAR)
         value = ts_setitem_value(ts, pos, value, base->type->dtype, NULL, false);
     if (!value || !(value = ts_reuse(ts, value))) return NULL;
 
-    /* NumPy checks integer indices first, as it reads the index */
-    if (ts->sess->opts->boundscheck)
-        for (int i = 0; i < m; i++)
-            if (items[i]->type->kind != IR_TY_ARRAY && !check_item(ts, pos, base, items[i], i, NULL)) return NULL;
     /* n, the arrays' broadcast length: each has n or 1 (NumPy's IndexError otherwise) */
     IrNode *n = NULL;
     for (int i = 0; i < m; i++) {
