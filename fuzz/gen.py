@@ -313,9 +313,15 @@ class Gen:
             return f"{a} {rng.choice(['+', '-', '*', '//', '&', '|'])}= {self.expr(1)}", []
         idx = rng.choice(self.vars_of("array", lambda d, v: d[1].startswith(("int", "uint")) and d[2] == 1)
                          or [None])
-        if idx is None or describe(self.ns[a])[2] != 1:
-            return f"{a}[...] = {self.expr(1)}" if False else f"{a}[:] = {self.expr(1)}", []
-        return f"{a}[{idx}] = {self.expr(1)}", []
+        if idx is None:
+            return f"{a}[:] = {self.expr(1)}", []
+        nd = describe(self.ns[a])[2]
+        if nd == 1:
+            return f"{a}[{idx}] = {self.expr(1)}", []
+        # an index array into an array of more dimensions: rows, rows with full slices, a column, elements
+        k = rng.randint(-2, 2)
+        form = rng.choice([f"{a}[{idx}]", f"{a}[{idx}, :]", f"{a}[{idx}, {k}]", f"{a}[{idx}, {idx}]"])
+        return f"{form} = {self.expr(1)}", []
 
     def stmt_if(self):
         rng = self.rng
@@ -446,8 +452,21 @@ class Gen:
         self.prog.helpers.append(f"def {h}(x, y):\n    return {rng.choice(bodies)}")
         return f"{v} = {h}({x}, {y})", [v]
 
+    def stmt_check(self):
+        """The program's own checks: assert, or raise with a message made at run time."""
+        rng = self.rng
+        sc = self.vars_of("scalar") or ["1"]
+        x = rng.choice(sc)
+        cond = rng.choice([f"{x} > {self.literal('int')}", f"{x} != {rng.choice(sc)}", f"{self.expr(1, 'scalar')}"])
+        msg = rng.choice([f'"{x} is out of range"', f'f"bad value {{{x}}}"', f'f"{{{x}:.3g}} and {{{rng.choice(sc)}}}"'])
+        if rng.random() < 0.5:
+            return f"assert {cond}, {msg}", []
+        exc = rng.choice(["ValueError", "IndexError", "ArithmeticError", "RuntimeError"])
+        return f"if not ({cond}):\n    raise {exc}({msg})", []
+
     STATEMENTS = [(stmt_assign, 30), (stmt_reduce, 12), (stmt_view, 8), (stmt_write, 10), (stmt_if, 8),
-                  (stmt_loop, 10), (stmt_tuple, 5), (stmt_comprehension, 6), (stmt_operator, 10), (stmt_helper, 3)]
+                  (stmt_loop, 10), (stmt_tuple, 5), (stmt_comprehension, 6), (stmt_operator, 10), (stmt_helper, 3),
+                  (stmt_check, 3)]
 
     # -- acceptance -----------------------------------------------------------------------------------------
     def accept(self, block, names, kind):
@@ -492,7 +511,7 @@ class Gen:
 def branch_types_agree(gen, block, names):
     """An if/elif/else block gives its variable one type on every path (lorikeet's rule, documented): each
     branch's assignment is run alone and must give the same type."""
-    if not block.startswith("if "):
+    if not block.startswith("if ") or not names:  # a check (stmt_check) assigns nothing
         return True
     v = names[0]
     exprs = [line.split("=", 1)[1].strip() for line in block.splitlines() if line.strip().startswith(f"{v} =")]
