@@ -176,6 +176,13 @@ KNOWN_BUGS = [
              # the converted value may have been stored back into a float array (a view of the result)
              rf"(result(\[\d+\])*|afterwards): .*\b(0|{_INT_LIMITS})\.?\b.* where the reference has .*"
              rf"\((u?int\d+|float\d+)\)$"),
+    KnownBug("scan-regrouped", "documented: USERGUIDE, The openmp backend (a flattened scan runs in parts, each "
+             "part's values added to the running total of the parts before it; fuzz seed 981306)",
+             "a float cumsum or cumprod on the openmp team rounds in another grouping than NumPy's sequential one: "
+             "within rounding of the partial sums, which cancellation makes large against a small element "
+             "(float16 most)", {"value"},
+             r"\bcumsum\(|\bcumprod\(|\.accumulate\(|lk\.scan\(",
+             r"openmp: .* where the reference has .*\(float(16|32|64)\)$"),
     KnownBug("types-first", "by design: lorikeet types the whole function before it runs",
              "an operation NumPy refuses for its dtypes (a CompileError, a TypeError) whose operands also do not "
              "broadcast or whose index is out of range: NumPy raises the ValueError of the shapes or the IndexError "
