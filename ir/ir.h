@@ -392,10 +392,11 @@ typedef enum {
      * exception class as "module:qualname" ("builtins:ValueError") and u.call.text the repr of the tuple of its
      * constant arguments ("('negative n',)"), or NULL for none; its int64 extras are 0. The backend enters both
      * strings in its RtNames and writes their indices as the record's extras. Arguments made at run time (an
-     * f-string, a computed number) follow the four as values, print's slots (int64, float64, arrays), and the
-     * text is then "(specs, kinds)" (frontend/lower_raise.c, typespec/print.c): the backend appends them to the
-     * call's printed records, as print() does, and writes -2 for the arguments' index: the shim makes the
-     * arguments from that last record. In the untyped IR the frontend makes it with the values alone as its
+     * f-string, a computed number) follow the four as values, print's slots (int64, float64, arrays; None and
+     * empty tuples take none), the fourth argument (e2) is then the constant 1, and the text "(specs, kinds)"
+     * (frontend/lower_raise.c, typespec/print.c): the backend appends a record of them to the call's printed
+     * records, as print() does, and writes -2 for the arguments' index: the shim makes the arguments from that
+     * last record. In the untyped IR the frontend makes it with the values alone as its
      * arguments (name and text set); typespec adds the code and extras before them. */
     IR_INTR_RAISE,
     /* sort(x, axis, argsort): x an array of any strides, axis an IR_CONST int64 in [0, ndim), argsort an IR_CONST
@@ -646,6 +647,8 @@ bool ir_is_statement(IrKind k);
 /* s is a raise statement of the program (IR_EXPR_STMT of IR_INTR_RAISE, untyped or typed): control never
  * continues after it */
 bool ir_is_raise_stmt(const IrNode *s);
+/* n is a typed raise statement whose arguments are made at run time (a printed record: see IR_INTR_RAISE) */
+bool ir_raise_recorded(const IrNode *n);
 const char *ir_kind_name(IrKind k);
 
 /* ---- printing (print.c): the readable text form that inspect_types shows ---- */

@@ -146,6 +146,13 @@ bool ir_is_statement(IrKind k)
     return k >= IR_ASSIGN;
 }
 
+bool ir_raise_recorded(const IrNode *n)
+{
+    return n->kind == IR_CALL && n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_RAISE &&
+           n->u.call.nargs >= 4 && n->u.call.args[0]->kind == IR_CONST && n->u.call.args[0]->u.konst.i == RT_ERR_RAISE &&
+           n->u.call.args[3]->kind == IR_CONST && n->u.call.args[3]->u.konst.i == 1;
+}
+
 bool ir_is_raise_stmt(const IrNode *s)
 {
     const IrNode *v = s->kind == IR_EXPR_STMT ? s->u.expr_stmt.value : NULL;

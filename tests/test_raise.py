@@ -277,6 +277,30 @@ def assert_formatted(x, n):
     return x[n]
 
 
+def raise_value(x, v):
+    if x[0] < 0:
+        raise ValueError(v)
+    return x[0]
+
+
+def fstring_of_none(x, v):
+    if x[0] < 0:
+        raise ValueError(f"got {v!r}")
+    return x[0]
+
+
+def assert_message_none(x, v):
+    assert x[0] > 0, v
+    return x[0]
+
+
+@pytest.mark.parametrize("f", [raise_value, fstring_of_none, assert_message_none])
+@pytest.mark.parametrize("v", [None, (), (None, None), (None, 2.5)])
+def test_run_time_arguments_that_hold_no_number_are_cpythons(f, v):
+    # None and empty tuples take no slot in the record: the record is still written (review finding)
+    same_as_python(f, np.array([-1.0]), v)
+
+
 @pytest.mark.parametrize("f, args", [
     (fstring_message, ([1.0, -2.25, 3.0], 1)), (fstring_message, ([1.0, 2.0], 7)), (fstring_message, ([1.0], 0)),
     (numpy_scalars, ([1.5], -3)), (numpy_scalars, ([1.5], 3)),

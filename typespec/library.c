@@ -967,7 +967,8 @@ IrNode *ts_call(Ts *ts, const IrNode *n)
             if (!(r->u.call.text = ts_record_values(ts, n->pos, n->u.call.args, n->u.call.nargs, n->u.call.text, &vals, &nv)))
                 return NULL;
             IrNode **all = ir_nodes(ts->a, 4 + nv);
-            for (int i = 0; i < 4; i++) all[i] = r->u.call.args[i];
+            for (int i = 0; i < 3; i++) all[i] = r->u.call.args[i];
+            all[3] = ts_i64(ts, n->pos, 1); /* recorded: a record even when no value takes a slot (None, ()) */
             for (int i = 0; i < nv; i++) all[4 + i] = vals[i];
             r->u.call.args = all;
             r->u.call.nargs = 4 + nv;

@@ -240,7 +240,7 @@ static const char *raise_error(Cu *c, const IrNode *n)
 {
     const char *e[3];
     RtErrCode code = (RtErrCode)n->u.call.args[0]->u.konst.i;
-    if (n->u.call.nargs > 4)
+    if (ir_raise_recorded(n))
         return cu_refuse(c, n, "an exception whose arguments are made at run time (an f-string, a computed value): "
                                "its message cannot be written from a kernel; give it constant arguments");
     for (int i = 0; i < 3; i++)

@@ -361,9 +361,10 @@ static LLVMValueRef raise_error(Cg *cg, const IrNode *n)
     if (code == RT_ERR_RAISE) { /* a raise statement: its class and arguments, as strings of the names table */
         extra[0] = cg_i64(cg, rt_names_index(cg->names, n->u.call.name));
         extra[1] = cg_i64(cg, n->u.call.text ? rt_names_index(cg->names, n->u.call.text) : -1);
-        if (n->u.call.nargs > 4) { /* arguments made at run time: a printed record, the call's last */
+        if (ir_raise_recorded(n)) { /* arguments made at run time: a printed record, the call's last */
             if (!print_record(cg, n, 4)) return LLVMGetUndef(cg_type(cg, n->type));
             extra[1] = cg_i64(cg, -2);
+            extra[2] = cg_i64(cg, 0);
         }
     }
     cg_raise_if(cg, LLVMConstInt(cg->i1, 1, 0), code, n->pos, extra, 3);
