@@ -185,6 +185,7 @@ static bool augassign_subscript(FeCtx *c, PyObject *target, IrBinOp op, PyObject
     IrNode *s = ir_node(c->a, IR_STORE, pos);
     s->u.store.target = store_at;
     s->u.store.value = sum;
+    s->u.store.augmented = true;
     emit(c, out, s);
     return true;
 }

@@ -559,7 +559,9 @@ struct IrNode {
         struct { IrNode **args; int n; int axis; int ndim; } bcast_shape;
         struct { IrVar *var; IrNode *value; } assign;
         struct { IrVar *var; IrBinOp op; IrNode *value; } augassign;
-        struct { IrNode *target; IrNode *value; } store;
+        /* augmented: untyped IR, the store of an augmented assignment (a[i] += v: value is a[i] + v), which NumPy
+         * updates in place when the target is an array (a view, a fancy index): same_kind then applies */
+        struct { IrNode *target; IrNode *value; bool augmented; } store;
         /* versioned (ir_version_loops): cond is a bounds test, then holds a copy of the loop that orelse holds,
          * with the accesses the test proves marked index.proven; both arms compute the same.
          * nest (ir_reduce_nests, versioned too): then holds one loop nest for the array statements orelse holds,

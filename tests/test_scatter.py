@@ -150,6 +150,45 @@ def test_the_value_then_the_integers_then_the_shapes_raise_in_numpys_order():
     same_as_numpy(integer_before_value_shape, A, np.array([0, 1]))
 
 
+def add_float_through_index(a, idx):
+    a[idx] += 1.5
+    return a
+
+
+def add_float_to_a_row(a, idx):
+    a[0] += 1.5
+    return a
+
+
+def add_float_to_an_element(a, idx):
+    a[idx[0]] += 1.5
+    return a
+
+
+def add_float_through_mask(a, idx):
+    a[a > 0] += 1.5
+    return a
+
+
+@pytest.mark.parametrize("f, a", [
+    (add_float_through_index, np.zeros((3, 2), np.int64)), (add_float_through_index, np.zeros(3, np.int64)),
+    (add_float_to_a_row, np.zeros((3, 2), np.int64)), (add_float_through_mask, np.ones(3, np.int64)),
+    (increment, np.zeros((3, 2), bool)),
+])
+def test_an_augmented_store_into_an_array_target_keeps_numpys_same_kind_rule(f, a):
+    # NumPy updates the selection (a view, a fancy index's result) in place: UFuncTypeError, a TypeError;
+    # lorikeet's CompileError is one too
+    with pytest.raises(TypeError):
+        f(a.copy(), np.array([0, 1]))
+    with pytest.raises(lk.CompileError, match="same_kind"):
+        lk.jit(f)(a.copy(), np.array([0, 1]))
+
+
+def test_an_augmented_store_into_an_element_converts_as_numpy():
+    same_as_numpy(add_float_to_an_element, np.zeros(3, np.int64), np.array([1]))
+    same_as_numpy(add_float_through_index, np.zeros((3, 2)), np.array([0, 0, 2]))
+
+
 def test_without_boundscheck_in_range_indices_store_the_same():
     f = lk.jit(elements, boundscheck=False)
     got = f(A.copy(), np.array([0, -1]), np.array([2, 0]), np.array([1.0, 2.0]))

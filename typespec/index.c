@@ -494,6 +494,17 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
     if (!dst) return NULL;
     if (value->type->kind != IR_TY_SCALAR && value->type->kind != IR_TY_ARRAY)
         TS_ERR(ts, s->pos, "cannot store %s into an array", ts_type_name(value->type));
+    if (s->u.store.augmented) {
+        /* a[idx] += v and m[0] += v update an array (a fancy index's, a view) in place: NumPy's same_kind rule, as
+         * for an array variable; an element (a[i] += v of a 1-D a) is converted as any assignment */
+        bool array_target = dst->type->kind == IR_TY_ARRAY;
+        for (int i = 0; dst->kind == IR_INDEX && i < dst->u.index.n; i++)
+            array_target |= dst->u.index.items[i]->type->kind == IR_TY_ARRAY;
+        if (array_target && !ts_same_kind(value->type->dtype, base->type->dtype))
+            TS_ERR(ts, s->pos, "cannot update %s in place with a result of type %s (NumPy's same_kind rule)",
+                   ts_type_name(ir_type_array(base->type->dtype, base->type->ndim, base->type->layout)),
+                   ts_type_name(value->type));
+    }
     if (base->type->readonly) {
         IrNode *before[2 + IR_MAX_DIMS] = {value, base};
         int n = 2;

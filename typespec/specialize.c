@@ -5,6 +5,11 @@
 #include <string.h>
 #include "ts_internal.h"
 
+bool ts_same_kind(IrDtype from, IrDtype to)
+{
+    return from == to || (ir_dtype_is_float(to) && ir_dtype_is_float(from)) || (ir_dtype_is_int(to) && ir_dtype_is_int(from));
+}
+
 struct TsSpec {
     const IrFunc *untyped;
     IrType **arg_types;
@@ -296,8 +301,7 @@ static IrNode *type_stmt(Ts *ts, const IrNode *s)
             if (!divisors_checked_first(ts, s->pos, s->u.augassign.op, ts_var(ts, s->pos, var), &v)) return NULL;
             IrNode *sum = ts_binop(ts, s->pos, s->u.augassign.op, cur, v);
             if (!sum) return NULL;
-            if (sum->type->dtype != var->type->dtype && !(ir_dtype_is_float(var->type->dtype) && ir_dtype_is_float(sum->type->dtype)) &&
-                !(ir_dtype_is_int(var->type->dtype) && ir_dtype_is_int(sum->type->dtype)))
+            if (!ts_same_kind(sum->type->dtype, var->type->dtype))
                 TS_ERR(ts, s->pos, "cannot update %s in place with a result of type %s (NumPy's same_kind rule)",
                        ts_type_name(var->type), ts_type_name(sum->type));
             IrNode *inputs[1] = {sum};

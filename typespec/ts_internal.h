@@ -245,6 +245,9 @@ IrNode *ts_scatter_target(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int n
 IrNode *ts_index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value);
 /* print.c: print(...) (the frontend's print intrinsic) typed: its values as the backend appends them */
 IrNode *ts_print(Ts *ts, const IrNode *n);
+/* NumPy's same_kind rule for an in-place update (a += b of an array): a result of dtype `from` may be written into
+ * an array of dtype `to` (the same dtype, or both integers, or both floats) */
+bool ts_same_kind(IrDtype from, IrDtype to);
 /* The untyped values of a print-like record typed and flattened into *args (*nargs of them); the text
  * "(layout, kinds)" that tells the shim how to show them; NULL with diag set. */
 const char *ts_record_values(Ts *ts, IrPos pos, IrNode *const *untyped, int n, const char *layout, IrNode ***args,
