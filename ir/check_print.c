@@ -48,9 +48,10 @@ static const IrNode *find_print(const IrNode *n, int depth)
     return f.found;
 }
 
-static void check_element_code(Check *c, const IrNode *body)
+static void check_element_code(IrNode *body, void *env)
 {
-    const IrNode *p = body ? find_print(body, 0) : NULL;
+    Check *c = env;
+    const IrNode *p = find_print(body, 0);
     if (!p || c->failed) return;
     c->failed = true;
     lk_diag_set(c->diag, LK_ERR_COMPILE, p->pos.file ? p->pos.file : c->f->file, p->pos.line, p->pos.col,
@@ -59,34 +60,9 @@ static void check_element_code(Check *c, const IrNode *body)
                 "loop instead");
 }
 
-static void check_expr(IrNode **p, void *env)
-{
-    Check *c = env;
-    IrNode *n = *p;
-    switch (n->kind) {
-    case IR_MAP: check_element_code(c, n->u.map.body); break;
-    case IR_IMAP: check_element_code(c, n->u.imap.body); break;
-    case IR_REDUCE: check_element_code(c, n->u.reduce.combine.body); break;
-    case IR_SCAN: check_element_code(c, n->u.scan.combine.body); break;
-    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP:
-    case IR_IFEXP: case IR_CALL: case IR_INDEX: case IR_SLICE: case IR_ATTR: case IR_TUPLE: case IR_TUPLE_GET:
-    case IR_LAMBDA: case IR_COMPREHENSION: case IR_CAST: case IR_MATH: case IR_ARRAY_DIM: case IR_ALLOC:
-    case IR_BCAST_SHAPE: case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE:
-    case IR_FOR_RANGE: case IR_FOR_ITER: case IR_BREAK: case IR_CONTINUE: case IR_RETURN: case IR_EXPR_STMT:
-    case IR_PASS: case IR_KIND_COUNT:
-        break;
-    }
-    ir_each_child(n, check_expr, env);
-}
-
-static void check_stmt(IrNode *s, void *env)
-{
-    ir_each_child(s, check_expr, env);
-}
-
 bool ir_check_print(IrFunc *f, LkDiag *diag)
 {
     Check c = {f, diag, false};
-    ir_each_stmt(&f->body, check_stmt, &c);
+    ir_each_element_code(&f->body, check_element_code, &c);
     return !c.failed;
 }

@@ -43,33 +43,11 @@ static void refuse(Check *c, const IrNode *at, const char *where)
                 "...) and index that", where);
 }
 
-static void check_expr(IrNode **p, void *env);
-
 /* Element code: anything found there is refused. */
-static void check_element_code(Check *c, IrNode *body)
+static void check_element_code(IrNode *body, void *env)
 {
-    const IrNode *g = body ? find_generator(body) : NULL;
-    if (g) refuse(c, g, "element code (a comprehension, lk.map or another operation over elements)");
-}
-
-static void check_expr(IrNode **p, void *env)
-{
-    Check *c = env;
-    IrNode *n = *p;
-    switch (n->kind) {
-    case IR_MAP: check_element_code(c, n->u.map.body); break;
-    case IR_IMAP: check_element_code(c, n->u.imap.body); break;
-    case IR_REDUCE: check_element_code(c, n->u.reduce.combine.body); break;
-    case IR_SCAN: check_element_code(c, n->u.scan.combine.body); break;
-    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP:
-    case IR_IFEXP: case IR_CALL: case IR_INDEX: case IR_SLICE: case IR_ATTR: case IR_TUPLE: case IR_TUPLE_GET:
-    case IR_LAMBDA: case IR_COMPREHENSION: case IR_CAST: case IR_MATH: case IR_ARRAY_DIM: case IR_ALLOC:
-    case IR_BCAST_SHAPE: case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE:
-    case IR_FOR_RANGE: case IR_FOR_ITER: case IR_BREAK: case IR_CONTINUE: case IR_RETURN: case IR_EXPR_STMT:
-    case IR_PASS: case IR_KIND_COUNT:
-        break;
-    }
-    ir_each_child(n, check_expr, env);
+    const IrNode *g = find_generator(body);
+    if (g) refuse(env, g, "element code (a comprehension, lk.map or another operation over elements)");
 }
 
 /* A prange loop's body: any statement in it that uses a Generator. Loops that ir_auto_parallel made parallel
@@ -85,7 +63,6 @@ static void check_prange_stmt(IrNode *s, void *env)
 static void check_stmt(IrNode *s, void *env)
 {
     Check *c = env;
-    ir_each_child(s, check_expr, env);
     if (s->kind == IR_FOR_RANGE && s->u.for_range.parallel && !s->u.for_range.auto_parallel)
         ir_each_stmt(&s->u.for_range.body, check_prange_stmt, c);
 }
@@ -93,6 +70,7 @@ static void check_stmt(IrNode *s, void *env)
 bool ir_check_random(IrFunc *f, LkDiag *diag)
 {
     Check c = {f, diag, false};
+    ir_each_element_code(&f->body, check_element_code, &c);
     ir_each_stmt(&f->body, check_stmt, &c);
     return !c.failed;
 }

@@ -928,5 +928,9 @@ int ir_stmt_blocks(IrNode *s, IrBlock *blocks[2]);
 /* Calls fn on each statement of the block and, recursively, of the blocks nested in it. */
 typedef void (*IrStmtFn)(IrNode *stmt, void *env);
 void ir_each_stmt(IrBlock *b, IrStmtFn fn, void *env);
+/* Calls fn on the element code (the body of each map and index map, the combine of each reduction and scan: what
+ * runs once per element, in any order) anywhere in the block's statements, nested element code included. */
+typedef void (*IrElementFn)(IrNode *body, void *env);
+void ir_each_element_code(IrBlock *b, IrElementFn fn, void *env);
 
 #endif

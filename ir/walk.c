@@ -93,3 +93,40 @@ void ir_each_stmt(IrBlock *b, IrStmtFn fn, void *env)
         for (int k = 0; k < n; k++) ir_each_stmt(blocks[k], fn, env);
     }
 }
+
+typedef struct ElementWalk {
+    IrElementFn fn;
+    void *env;
+} ElementWalk;
+
+static void element_code_in(IrNode **p, void *env)
+{
+    ElementWalk *w = env;
+    IrNode *n = *p, *body = NULL;
+    switch (n->kind) {
+    case IR_MAP: body = n->u.map.body; break;
+    case IR_IMAP: body = n->u.imap.body; break;
+    case IR_REDUCE: body = n->u.reduce.combine.body; break;
+    case IR_SCAN: body = n->u.scan.combine.body; break;
+    case IR_CONST: case IR_VAR: case IR_NAMEREF: case IR_BINOP: case IR_UNOP: case IR_COMPARE: case IR_BOOLOP:
+    case IR_IFEXP: case IR_CALL: case IR_INDEX: case IR_SLICE: case IR_ATTR: case IR_TUPLE: case IR_TUPLE_GET:
+    case IR_LAMBDA: case IR_COMPREHENSION: case IR_CAST: case IR_MATH: case IR_ARRAY_DIM: case IR_ALLOC:
+    case IR_BCAST_SHAPE: case IR_ASSIGN: case IR_AUGASSIGN: case IR_STORE: case IR_IF: case IR_WHILE:
+    case IR_FOR_RANGE: case IR_FOR_ITER: case IR_BREAK: case IR_CONTINUE: case IR_RETURN: case IR_EXPR_STMT:
+    case IR_PASS: case IR_KIND_COUNT:
+        break;
+    }
+    if (body) w->fn(body, w->env);
+    ir_each_child(n, element_code_in, env);
+}
+
+static void element_code_of_stmt(IrNode *s, void *env)
+{
+    ir_each_child(s, element_code_in, env);
+}
+
+void ir_each_element_code(IrBlock *b, IrElementFn fn, void *env)
+{
+    ElementWalk w = {fn, env};
+    ir_each_stmt(b, element_code_of_stmt, &w);
+}
