@@ -7,16 +7,6 @@
 #include "ts_internal.h"
 
 /* `then if cond else orelse`, typed as then */
-static IrNode *ifexp(Ts *ts, IrPos pos, IrNode *cond, IrNode *then, IrNode *orelse)
-{
-    IrNode *r = ir_node(ts->a, IR_IFEXP, pos);
-    r->type = then->type;
-    r->u.ifexp.cond = cond;
-    r->u.ifexp.then = then;
-    r->u.ifexp.orelse = orelse;
-    return r;
-}
-
 IrNode *ts_run_time_axis(Ts *ts, Args *a, const char *name, IrNode *x, IrNode *axis, bool keepdims, TsAlongFn along)
 {
     IrPos pos = a->call->pos;
@@ -33,14 +23,14 @@ IrNode *ts_run_time_axis(Ts *ts, Args *a, const char *name, IrNode *x, IrNode *a
     x = ts_reuse(ts, x);
     IrNode *given = ts_reuse(ts, ts_cast(ts, axis, i64));
     /* k = given + ndim if given < 0 else given; out of [0, ndim) raises */
-    IrNode *k = ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_LT, given, ts_i64(ts, pos, 0)),
+    IrNode *k = ts_ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_LT, given, ts_i64(ts, pos, 0)),
                       ts_scalar_binop(ts, pos, IR_OP_ADD, given, ts_i64(ts, pos, nd)), given);
     k = ts_reuse(ts, k);
     IrNode *in_bounds = ts_scalar_binop(ts, pos, IR_OP_BITAND, ts_compare(ts, pos, IR_CMP_GE, k, ts_i64(ts, pos, 0)),
                                         ts_compare(ts, pos, IR_CMP_LT, k, ts_i64(ts, pos, nd)));
     IrNode *bad = ts_raise(ts, pos, RT_ERR_VALUE, ts_i64(ts, pos, RT_VAL_AXIS), given, ts_i64(ts, pos, nd), i64);
     if (!in_bounds || !bad) return NULL;
-    k = ts_reuse(ts, ifexp(ts, pos, in_bounds, k, bad));
+    k = ts_reuse(ts, ts_ifexp(ts, pos, in_bounds, k, bad));
     /* arm d: its statements (what it hoists) and its value, built into a block of its own */
     IrBlock *saved = ts->pre;
     IrBlock arms[IR_MAX_DIMS];

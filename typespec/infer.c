@@ -173,9 +173,17 @@ IrNode *ts_reuse(Ts *ts, IrNode *n)
     return ts_var(ts, n->pos, t);
 }
 
-/* `value`, after evaluating `first` for what it may do: a result typespec folds to a constant (np.isnan of an
- * integer, len of a tuple) still evaluates an operand that may raise or write, as CPython does (np.isnan(a // 0)
- * raises ZeroDivisionError). The pair is a tuple, whose items a backend evaluates in order. */
+IrNode *ts_ifexp(Ts *ts, IrPos pos, IrNode *cond, IrNode *then, IrNode *orelse)
+{
+    if (!cond || !then || !orelse) return NULL;
+    IrNode *r = ir_node(ts->a, IR_IFEXP, pos);
+    r->type = then->type;
+    r->u.ifexp.cond = cond;
+    r->u.ifexp.then = then;
+    r->u.ifexp.orelse = orelse;
+    return r;
+}
+
 IrNode *ts_bool2(Ts *ts, IrPos pos, bool is_and, IrNode *a, IrNode *b)
 {
     if (!a || !b) return NULL;
@@ -189,6 +197,9 @@ IrNode *ts_bool2(Ts *ts, IrPos pos, bool is_and, IrNode *a, IrNode *b)
     return n;
 }
 
+/* `value`, after evaluating `first` for what it may do: a result typespec folds to a constant (np.isnan of an
+ * integer, len of a tuple) still evaluates an operand that may raise or write, as CPython does (np.isnan(a // 0)
+ * raises ZeroDivisionError). The pair is a tuple, whose items a backend evaluates in order. */
 IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value)
 {
     if (!first || !value) return NULL;

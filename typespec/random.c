@@ -57,6 +57,14 @@ static IrNode *param(Ts *ts, IrPos pos, const char *method, const char *pname, I
     return ts_cast(ts, v, ir_type_scalar(want));
 }
 
+/* a draw's parameter slot that its method does not read (0.0) */
+static IrNode *unused_param(Ts *ts, IrPos pos)
+{
+    IrNode *c = ir_node(ts->a, IR_CONST, pos);
+    c->type = ir_type_scalar(IR_DT_FLOAT64);
+    return c;
+}
+
 /* The draw: size None is one scalar of type scalar_t, else an array of dt of that shape. */
 static IrNode *draw(Ts *ts, IrPos pos, const char *method, IrNode *g, int rt_method, IrNode *pa, IrNode *pb,
                     IrNode *size, IrDtype dt, IrType *scalar_t)
@@ -112,6 +120,20 @@ static IrNode *float_draw(Ts *ts, IrPos pos, const char *method, IrNode *g, int 
 
 static IrNode *rows_permuted(Ts *ts, IrPos pos, IrNode *g, IrNode *xs);
 
+/* np.arange(n) shuffled as NumPy's Generator.shuffle does (n >= 0, int64): a new int64 array */
+static IrNode *shuffled_range(Ts *ts, IrPos pos, IrNode *g, IrNode *n)
+{
+    if (!n) return NULL;
+    IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
+    IrType *elem = ir_type_scalar(IR_DT_INT64);
+    t->u.tuple.n = 1;
+    t->u.tuple.items = ir_nodes(ts->a, 1);
+    t->u.tuple.items[0] = n;
+    t->type = ir_type_tuple(&elem, 1);
+    IrNode *z0 = unused_param(ts, pos), *z1 = unused_param(ts, pos);
+    return draw(ts, pos, "permutation", g, RT_RNG_PERMUTATION, z0, z1, t, IR_DT_INT64, NULL);
+}
+
 /* permutation(x, axis=0): x an int n (np.arange(n) shuffled, as NumPy's shuffle draws) or an array (its rows in
  * that order: x[permutation(len(x))], a new array) */
 static IrNode *permutation(Ts *ts, Args *a, IrNode *g)
@@ -122,19 +144,10 @@ static IrNode *permutation(Ts *ts, Args *a, IrNode *g)
     if (!x) TS_ERR(ts, pos, "Generator.permutation() needs x");
     if (axis && !(axis->kind == IR_CONST && axis->type->kind == IR_TY_SCALAR && ts_is_int_scalar(axis->type) && axis->u.konst.i == 0))
         TS_ERR(ts, pos, "Generator.permutation(): only axis=0 is supported in compiled code");
-    IrNode *z = param(ts, pos, "permutation", "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, "permutation", "", NULL, 0, IR_DT_FLOAT64);
     if (x->type->kind == IR_TY_SCALAR && ts_is_int_scalar(x->type) && x->type->dtype != IR_DT_BOOL) {
         /* np.arange(n) of a negative n is empty */
         IrNode *n = ts_cast(ts, x, ir_type_scalar(IR_DT_INT64));
-        if (!n) return NULL;
-        n = ts_scalar_binop(ts, pos, IR_OP_MAX, n, ts_i64(ts, pos, 0));
-        IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
-        IrType *elem = ir_type_scalar(IR_DT_INT64);
-        t->u.tuple.n = 1;
-        t->u.tuple.items = ir_nodes(ts->a, 1);
-        t->u.tuple.items[0] = n;
-        t->type = ir_type_tuple(&elem, 1);
-        return draw(ts, pos, "permutation", g, RT_RNG_PERMUTATION, z, z1, t, IR_DT_INT64, NULL);
+        return n ? shuffled_range(ts, pos, g, ts_scalar_binop(ts, pos, IR_OP_MAX, n, ts_i64(ts, pos, 0))) : NULL;
     }
     if (x->type->kind != IR_TY_ARRAY || x->type->ndim == 0)
         TS_ERR(ts, pos, "Generator.permutation(): x must be an int or an array, not %s", ts_type_name(x->type));
@@ -145,14 +158,7 @@ static IrNode *permutation(Ts *ts, Args *a, IrNode *g)
 static IrNode *rows_permuted(Ts *ts, IrPos pos, IrNode *g, IrNode *xs)
 {
     if (!xs) return NULL;
-    IrNode *z = param(ts, pos, "permutation", "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, "permutation", "", NULL, 0, IR_DT_FLOAT64);
-    IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
-    IrType *elem = ir_type_scalar(IR_DT_INT64);
-    t->u.tuple.n = 1;
-    t->u.tuple.items = ir_nodes(ts->a, 1);
-    t->u.tuple.items[0] = ts_dim(ts, pos, xs, 0);
-    t->type = ir_type_tuple(&elem, 1);
-    IrNode *perm = ts_reuse(ts, draw(ts, pos, "permutation", g, RT_RNG_PERMUTATION, z, z1, t, IR_DT_INT64, NULL));
+    IrNode *perm = ts_reuse(ts, shuffled_range(ts, pos, g, ts_dim(ts, pos, xs, 0)));
     if (!perm) return NULL;
     /* x's rows in perm's order: an index map over x's shape reading x[perm[i], j, ...] */
     int nd = xs->type->ndim;
@@ -237,7 +243,7 @@ IrNode *ts_rng_method(Ts *ts, Args *a, const char *name)
     IrDtype dt;
     if (!strcmp(name, "random") || !strcmp(name, "standard_normal")) {
         if (a->npos > 4 || !float_dtype(ts, a, 2, name, &dt)) return NULL;
-        IrNode *z0 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64);
+        IrNode *z0 = unused_param(ts, pos), *z1 = unused_param(ts, pos);
         return float_draw(ts, pos, name, g, name[0] == 'r' ? RT_RNG_RANDOM : RT_RNG_STANDARD_NORMAL, z0, z1,
                           ts_arg(a, 1, "size"), dt);
     }
@@ -251,12 +257,12 @@ IrNode *ts_rng_method(Ts *ts, Args *a, const char *name)
                 TS_ERR(ts, pos, "Generator.standard_exponential(): method must be 'zig' or 'inv' written in the call");
             if (m->u.konst.i) how = RT_RNG_STANDARD_EXPONENTIAL_INV;
         }
-        IrNode *z0 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64), *z1 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64);
+        IrNode *z0 = unused_param(ts, pos), *z1 = unused_param(ts, pos);
         return float_draw(ts, pos, name, g, how, z0, z1, ts_arg(a, 1, "size"), dt);
     }
     if (!strcmp(name, "exponential")) {
         if (a->npos > 3) TS_ERR(ts, pos, "Generator.exponential() takes scale and size");
-        IrNode *z0 = param(ts, pos, name, "", NULL, 0, IR_DT_FLOAT64);
+        IrNode *z0 = unused_param(ts, pos);
         IrNode *scale = param(ts, pos, name, "scale", ts_arg(a, 1, "scale"), 1.0, IR_DT_FLOAT64);
         return draw(ts, pos, name, g, RT_RNG_EXPONENTIAL, z0, scale, ts_arg(a, 2, "size"), IR_DT_FLOAT64, f64);
     }

@@ -52,22 +52,6 @@ IrNode *ts_scatter_target(Ts *ts, IrPos pos, IrNode *base, IrNode **items, int n
     return r;
 }
 
-static IrNode *ifexp(Ts *ts, IrPos pos, IrNode *cond, IrNode *then, IrNode *orelse)
-{
-    if (!cond || !then || !orelse) return NULL;
-    IrNode *e = ir_node(ts->a, IR_IFEXP, pos);
-    e->type = then->type;
-    e->u.ifexp.cond = cond;
-    e->u.ifexp.then = then;
-    e->u.ifexp.orelse = orelse;
-    return e;
-}
-
-static IrNode *either(Ts *ts, IrPos pos, IrNode *a, IrNode *b)
-{
-    return a && b ? ts_bool2(ts, pos, false, a, b) : NULL;
-}
-
 /* for k in range(stop): body, k a new int64 temporary; the body's own evaluations land in its block */
 static IrNode *loop_over(Ts *ts, IrPos pos, IrNode *stop, IrVar **k)
 {
@@ -96,7 +80,7 @@ static bool check_item(Ts *ts, IrPos pos, IrNode *base, IrNode *item, int axis, 
     }
     IrType *i64 = ir_type_scalar(IR_DT_INT64);
     IrNode *v = ts_cast(ts, at, i64);
-    IrNode *bad = v ? either(ts, pos, ts_compare(ts, pos, IR_CMP_LT, v, ts_scalar_binop(ts, pos, IR_OP_SUB, ts_i64(ts, pos, 0), size)),
+    IrNode *bad = v ? ts_bool2(ts, pos, false, ts_compare(ts, pos, IR_CMP_LT, v, ts_scalar_binop(ts, pos, IR_OP_SUB, ts_i64(ts, pos, 0), size)),
                              ts_compare(ts, pos, IR_CMP_GE, ir_copy(ts->a, v, NULL), ir_copy(ts->a, size, NULL))) : NULL;
     IrNode *raise = v ? ts_raise(ts, pos, RT_ERR_INDEX, ir_copy(ts->a, v, NULL), ir_copy(ts->a, size, NULL), ts_i64(ts, pos, axis),
                                  ir_type_none()) : NULL;
@@ -113,7 +97,7 @@ static bool check_item(Ts *ts, IrPos pos, IrNode *base, IrNode *item, int axis, 
 /* x[k], or x[0] where x has length 1 (broadcast): a scalar of a 1-D x, a view of its other axes otherwise */
 static IrNode *row_of(Ts *ts, IrPos pos, IrNode *x, IrVar *k)
 {
-    IrNode *sel = ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, x, 0), ts_i64(ts, pos, 1)), ts_i64(ts, pos, 0),
+    IrNode *sel = ts_ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, ts_dim(ts, pos, x, 0), ts_i64(ts, pos, 1)), ts_i64(ts, pos, 0),
                         ts_var(ts, pos, k));
     if (!sel) return NULL;
     if (x->type->ndim == 1) return ts_elem_at(ts, pos, x, sel, false);
@@ -158,11 +142,11 @@ IrNode *ts_index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value
             n = ts_reuse(ts, len);
             continue;
         }
-        IrNode *fits = either(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, len, n), ts_compare(ts, pos, IR_CMP_EQ, ir_copy(ts->a, len, NULL), ts_i64(ts, pos, 1)));
-        IrNode *grow = ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, ir_copy(ts->a, n, NULL), ts_i64(ts, pos, 1)), ir_copy(ts->a, len, NULL),
+        IrNode *fits = ts_bool2(ts, pos, false, ts_compare(ts, pos, IR_CMP_EQ, len, n), ts_compare(ts, pos, IR_CMP_EQ, ir_copy(ts->a, len, NULL), ts_i64(ts, pos, 1)));
+        IrNode *grow = ts_ifexp(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, ir_copy(ts->a, n, NULL), ts_i64(ts, pos, 1)), ir_copy(ts->a, len, NULL),
                              ts_raise(ts, pos, RT_ERR_INDEX_SHAPES, ir_copy(ts->a, n, NULL), ir_copy(ts->a, len, NULL), NULL,
                                       ir_type_scalar(IR_DT_INT64)));
-        if (!(n = ts_reuse(ts, ifexp(ts, pos, fits, ir_copy(ts->a, n, NULL), grow)))) return NULL;
+        if (!(n = ts_reuse(ts, ts_ifexp(ts, pos, fits, ir_copy(ts->a, n, NULL), grow)))) return NULL;
     }
     /* the value broadcasts to (n, base's remaining axes...): NumPy's ValueError otherwise */
     if (value->type->kind == IR_TY_ARRAY) {
@@ -171,11 +155,11 @@ IrNode *ts_index_array_store(Ts *ts, const IrNode *s, IrNode *dst, IrNode *value
             bool lead = vd == 1 + rest && d == 0;
             IrNode *want = lead ? ir_copy(ts->a, n, NULL) : ts_dim(ts, pos, base, nd - (vd - d));
             IrNode *have = ts_dim(ts, pos, value, d);
-            IrNode *fits = either(ts, pos, ts_compare(ts, pos, IR_CMP_EQ, have, want),
+            IrNode *fits = ts_bool2(ts, pos, false, ts_compare(ts, pos, IR_CMP_EQ, have, want),
                                   ts_compare(ts, pos, IR_CMP_EQ, ir_copy(ts->a, have, NULL), ts_i64(ts, pos, 1)));
             IrNode *r = ts_raise(ts, pos, RT_ERR_SHAPE, ir_copy(ts->a, have, NULL), ir_copy(ts->a, want, NULL), ts_i64(ts, pos, vd - d),
                                  ir_type_scalar(IR_DT_INT64));
-            if (!(n = ts_reuse(ts, ifexp(ts, pos, fits, ir_copy(ts->a, n, NULL), r)))) return NULL;
+            if (!(n = ts_reuse(ts, ts_ifexp(ts, pos, fits, ir_copy(ts->a, n, NULL), r)))) return NULL;
         }
     }
     if (ts->sess->opts->boundscheck)

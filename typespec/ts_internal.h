@@ -75,6 +75,8 @@ IrNode *ts_python_scalar(Ts *ts, IrNode *n); /* as a weak Python int, float or b
 IrType *ts_python_type(IrDtype dt);          /* the weak Python type of values of dt */
 IrNode *ts_numpy_scalar(Ts *ts, IrNode *n);  /* as a strong NumPy scalar of its dtype */
 IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value); /* value, first evaluated before it */
+/* `cond ? then : orelse` typed as then (orelse already of that type, or a raise typed so); NULL if a part is */
+IrNode *ts_ifexp(Ts *ts, IrPos pos, IrNode *cond, IrNode *then, IrNode *orelse);
 IrNode *ts_bool2(Ts *ts, IrPos pos, bool is_and, IrNode *a, IrNode *b); /* a and b, a or b (bools); NULL if either is */
 IrNode *ts_raise(Ts *ts, IrPos pos, RtErrCode code, IrNode *e0, IrNode *e1, IrNode *e2, IrType *t);
 IrNode *ts_readonly_write(Ts *ts, IrPos pos, IrNode **before, int n, IrType *t, bool output);
