@@ -34,6 +34,37 @@ static PyObject *source_line(const char *file, int line)
     return text;
 }
 
+/* The text of line `line` of file without its indentation and line end, at most 400 bytes, into out (size
+ * >= 401); its length (0: no such line). *indent: the indentation's width. */
+static size_t source_text(const char *file, int line, char *out, int *indent)
+{
+    PyObject *text = source_line(file, line);
+    const char *src = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : NULL;
+    PyErr_Clear();
+    int skip = 0;
+    while (src && (src[skip] == ' ' || src[skip] == '\t')) skip++;
+    size_t n = src ? strlen(src + skip) : 0;
+    while (n && (src[skip + n - 1] == '\n' || src[skip + n - 1] == '\r')) n--;
+    if (n > 400) n = 400;
+    snprintf(out, 401, "%.*s", (int)n, src ? src + skip : "");
+    Py_XDECREF(text);
+    if (indent) *indent = skip;
+    return n;
+}
+
+/* exc.lk_file and exc.lk_line: where compiled code raised it */
+static void set_location(PyObject *exc, const LkDiag *d)
+{
+    PyObject *f = PyUnicode_FromString(d->file), *l = PyLong_FromLong(d->line);
+    if (f && l) {
+        PyObject_SetAttrString(exc, "lk_file", f);
+        PyObject_SetAttrString(exc, "lk_line", l);
+    }
+    Py_XDECREF(f);
+    Py_XDECREF(l);
+    PyErr_Clear(); /* built-in exceptions may refuse attributes on some versions */
+}
+
 static PyObject *raise_as(const LkDiag *d, PyObject *cls);
 static PyObject *raise_program_exception(const LkDiag *d);
 
@@ -99,34 +130,17 @@ static PyObject *raise_program_exception(const LkDiag *d)
     Py_DECREF(args);
     if (exc && PyExceptionInstance_Check(exc)) {
         if (d->file[0] && d->line > 0) {
-            PyObject *text = source_line(d->file, d->line);
-            const char *src = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : NULL;
-            PyErr_Clear();
-            while (src && (*src == ' ' || *src == '\t')) src++;
-            size_t n = src ? strlen(src) : 0;
-            while (n && (src[n - 1] == '\n' || src[n - 1] == '\r')) n--;
             char line[401];
-            snprintf(line, sizeof line, "%.*s", (int)(n > 400 ? 400 : n), src ? src : "");
-            PyObject *note = n ? PyUnicode_FromFormat("raised by compiled code:\n  File \"%s\", line %d\n    %s",
-                                                      d->file, d->line, line)
-                               : PyUnicode_FromFormat("raised by compiled code:\n  File \"%s\", line %d", d->file, d->line);
-            PyObject *r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
-            if (lost) {
-                Py_XDECREF(r);
-                r = PyObject_CallMethod(exc, "add_note", "s", "(its arguments, made at run time, were lost: out of memory)");
-            }
-            Py_XDECREF(r);
+            size_t n = source_text(d->file, d->line, line, NULL);
+            PyObject *note = PyUnicode_FromFormat("raised by compiled code:\n  File \"%s\", line %d%s%s", d->file, d->line,
+                                                  n ? "\n    " : "", line);
+            Py_XDECREF(note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL);
             Py_XDECREF(note);
-            Py_XDECREF(text);
-            PyObject *f = PyUnicode_FromString(d->file), *l = PyLong_FromLong(d->line);
-            if (f && l) {
-                PyObject_SetAttrString(exc, "lk_file", f);
-                PyObject_SetAttrString(exc, "lk_line", l);
-            }
-            Py_XDECREF(f);
-            Py_XDECREF(l);
-            PyErr_Clear(); /* a class that refuses notes or attributes is raised without them */
+            set_location(exc, d);
         }
+        if (lost)
+            Py_XDECREF(PyObject_CallMethod(exc, "add_note", "s", "(its arguments, made at run time, were lost: out of memory)"));
+        PyErr_Clear(); /* a class that refuses notes or attributes is raised without them */
         PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     } else if (exc) { /* a class whose constructor returned something else: CPython's words for raising that */
         PyErr_SetString(PyExc_TypeError, "exceptions must derive from BaseException");
@@ -162,42 +176,27 @@ static PyObject *raise_as(const LkDiag *d, PyObject *cls)
     if (!cls) return NULL;
     PyObject *msg;
     if (d->file[0] && d->line > 0) {
-        PyObject *text = source_line(d->file, d->line);
-        const char *src = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : "";
-        PyErr_Clear();
         /* the line without its indentation, and the caret moved left by as much */
+        char line[401];
         int indent = 0;
-        while (src && (src[indent] == ' ' || src[indent] == '\t')) indent++;
-        size_t n = src ? strlen(src + indent) : 0;
-        while (n && (src[indent + n - 1] == '\n' || src[indent + n - 1] == '\r')) n--;
+        size_t n = source_text(d->file, d->line, line, &indent);
         int caret = d->col > indent ? d->col - 1 - indent : 0;
         char buf[2048];
         if (n && d->col > 0)
-            snprintf(buf, sizeof buf, "%s\n  File \"%s\", line %d\n    %.*s\n    %*s^", d->message, d->file, d->line,
-                     (int)(n > 400 ? 400 : n), src + indent, caret > 400 ? 400 : caret, "");
+            snprintf(buf, sizeof buf, "%s\n  File \"%s\", line %d\n    %s\n    %*s^", d->message, d->file, d->line,
+                     line, caret > 400 ? 400 : caret, "");
         else if (n)
-            snprintf(buf, sizeof buf, "%s\n  File \"%s\", line %d\n    %.*s", d->message, d->file, d->line,
-                     (int)(n > 400 ? 400 : n), src + indent);
+            snprintf(buf, sizeof buf, "%s\n  File \"%s\", line %d\n    %s", d->message, d->file, d->line, line);
         else
             snprintf(buf, sizeof buf, "%s\n  File \"%s\", line %d", d->message, d->file, d->line);
         msg = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
-        Py_XDECREF(text);
     } else {
         msg = PyUnicode_FromString(d->message);
     }
     if (msg) {
         PyObject *exc = PyObject_CallOneArg(cls, msg);
         if (exc) {
-            if (d->file[0]) {
-                PyObject *f = PyUnicode_FromString(d->file), *l = PyLong_FromLong(d->line);
-                if (f && l) {
-                    PyObject_SetAttrString(exc, "lk_file", f);
-                    PyObject_SetAttrString(exc, "lk_line", l);
-                }
-                Py_XDECREF(f);
-                Py_XDECREF(l);
-                PyErr_Clear(); /* built-in exceptions may refuse attributes on some versions */
-            }
+            if (d->file[0]) set_location(exc, d);
             PyErr_SetObject(cls, exc);
             Py_DECREF(exc);
         }
