@@ -95,7 +95,7 @@ bool fe_layout_fstring(FeCtx *c, FeLayout *l, PyObject *joined_str); /* an f-str
 bool fe_layout_value(FeCtx *c, FeLayout *l, PyObject *expr, const char *conversion, PyObject *spec);
 /* n, a call of builtins.print, as the print intrinsic (ir.h's IR_INTR_PRINT): its values, and its strings, sep and
  * end as the layout text; NULL with diag set for what compiled code cannot print (file=, a computed sep). */
-IrNode *fe_lower_print(FeCtx *c, IrNode *n, PyObject *args, PyObject *keywords, IrPos pos);
+IrNode *fe_lower_print(FeCtx *c, IrNode *n, PyObject *args, PyObject *keywords);
 
 /* ---- lower_expr.c ---- */
 IrNode *fe_lower_expr(FeCtx *c, PyObject *e);

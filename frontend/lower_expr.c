@@ -513,7 +513,7 @@ static IrNode *lower_call(FeCtx *c, PyObject *e, IrPos pos)
     IrNode *n = new_node(c, IR_CALL, pos), *receiver;
     if (!lower_callee(c, func, n, pos, &receiver)) return NULL;
     if (n->u.call.ckind == IR_CALLEE_NAMED && !strcmp(n->u.call.name, "builtins.print"))
-        return fe_lower_print(c, n, args, keywords, pos); /* lower_print.c: its strings become a layout */
+        return fe_lower_print(c, n, args, keywords); /* lower_print.c: its strings become a layout */
     int first = receiver ? 1 : 0, npos = (int)PyList_GET_SIZE(args);
     for (int k = 0; k < npos; k++) {
         PyObject *arg = PyList_GET_ITEM(args, k);

@@ -102,7 +102,7 @@ static bool string_keyword(FeCtx *c, PyObject *value, const char *name, PyObject
     return fe_failed(c) ? false : fe_error(c, fe_pos(c, value), "print(%s=...) must be a string literal in compiled code", name) != NULL;
 }
 
-IrNode *fe_lower_print(FeCtx *c, IrNode *n, PyObject *args, PyObject *keywords, IrPos pos)
+IrNode *fe_lower_print(FeCtx *c, IrNode *n, PyObject *args, PyObject *keywords)
 {
     PyObject *sep = NULL, *end = NULL;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keywords); k++) {
@@ -159,6 +159,5 @@ IrNode *fe_lower_print(FeCtx *c, IrNode *n, PyObject *args, PyObject *keywords, 
     n->u.call.text = text;
     n->u.call.args = l.values ? l.values : ir_nodes(c->a, 1);
     n->u.call.nargs = l.nvalues;
-    (void)pos;
     return n;
 }
