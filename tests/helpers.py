@@ -1,4 +1,7 @@
 """Helpers the test files share."""
+import inspect
+import os
+
 import numpy as np
 
 import lorikeet as lk
@@ -69,3 +72,18 @@ def mm_dot(a, b):
 
 def mm_matmul(a, b):
     return np.matmul(a, b)
+
+
+def assert_compile_error(f, snippet, *args):
+    """lk.jit(f)(*args) raises lk.CompileError naming f's file and the number and text of the line holding
+    snippet; returns the message."""
+    import pytest
+    lines, first = inspect.getsourcelines(f)
+    hits = [i for i, line in enumerate(lines) if snippet in line]
+    assert hits, f"test bug: {snippet!r} not in the source of {f.__name__}"
+    with pytest.raises(lk.CompileError) as e:
+        lk.jit(f)(*args)
+    msg = str(e.value)
+    here = os.path.basename(inspect.getsourcefile(f))
+    assert here in msg and f"line {first + hits[0]}" in msg and lines[hits[0]].strip() in msg, msg
+    return msg

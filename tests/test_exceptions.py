@@ -1,6 +1,5 @@
 """Exceptions where CPython and NumPy raise them (issue 12, item 3): every test runs the same function under
 CPython + NumPy and compiled, and compares the result, the exception's class and the state of the arguments."""
-import inspect
 import math
 import os
 
@@ -8,22 +7,9 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
-from helpers import skip_on_gpu
+from helpers import assert_compile_error, skip_on_gpu
 
 HERE = os.path.basename(__file__)
-
-
-def assert_compile_error(f, snippet, *args):
-    """lk.jit(f)(*args) raises lk.CompileError naming this file and the number and text of the line holding
-    snippet; returns the message."""
-    lines, first = inspect.getsourcelines(f)
-    hits = [i for i, line in enumerate(lines) if snippet in line]
-    assert hits, f"test bug: {snippet!r} not in the source of {f.__name__}"
-    with pytest.raises(lk.CompileError) as e:
-        lk.jit(f)(*args)
-    msg = str(e.value)
-    assert HERE in msg and f"line {first + hits[0]}" in msg and lines[hits[0]].strip() in msg, msg
-    return msg
 
 
 # ---------------------------------------------------------------- returning a function value (r06)

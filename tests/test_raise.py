@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import lorikeet as lk
-from helpers import skip_on_gpu
+from helpers import assert_compile_error, skip_on_gpu
 
 HERE = os.path.basename(__file__)
 PYSHIM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyshim")
@@ -354,16 +354,6 @@ def test_assert_raises_assertion_error_as_cpython(f, x):
 # ---------------------------------------------------------------- what compiled code cannot raise
 
 
-def assert_compile_error(f, snippet, words, *args):
-    lines, first = inspect.getsourcelines(f)
-    hits = [i for i, line in enumerate(lines) if snippet in line]
-    assert hits, f"test bug: {snippet!r} not in the source of {f.__name__}"
-    with pytest.raises(lk.CompileError) as e:
-        lk.jit(f)(*args)
-    msg = str(e.value)
-    assert HERE in msg and f"line {first + hits[0]}" in msg and words in msg, msg
-
-
 def reraise(x):
     if x[0] < 0:
         raise
@@ -440,7 +430,7 @@ def made_inside():
     (made_inside(), "raise Local", "defined inside a function"),
 ])
 def test_what_compiled_code_cannot_raise_is_a_compile_error_naming_the_line(f, snippet, words):
-    assert_compile_error(f, snippet, words, np.array([1.0]))
+    assert words in assert_compile_error(f, snippet, np.array([1.0]))
 
 
 # ---------------------------------------------------------------- the on-disk cache

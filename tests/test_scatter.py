@@ -1,7 +1,8 @@
 """Assignment through integer index arrays into arrays of any dimension (a[idx] = v, a[idx, :] = rows,
 a[rows, cols] = v, a[idx, j] = v, a[idx] += 1): the values and exceptions NumPy gives, the target's state after
 an error included (NumPy writes nothing when it raises), on every backend."""
-import itertools
+
+import linecache
 
 import numpy as np
 import pytest
@@ -128,7 +129,6 @@ def test_a_random_corpus_of_forms_and_shapes_agrees_with_numpy():
         src = "def f(a, i0, i1, i2, v):\n    a[" + ", ".join(f"i{d}" for d in range(narrays)) + "] = v\n    return a\n"
         ns = {}
         exec(compile(src, f"<scatter-{case}>", "exec"), ns)
-        import linecache
         linecache.cache[f"<scatter-{case}>"] = (len(src), None, src.splitlines(True), f"<scatter-{case}>")
         args = (a, *(idx + [np.zeros(1, dtype=np.int64)] * (3 - narrays)), v)
         same_as_numpy(ns["f"], *args)
