@@ -6,7 +6,8 @@
  * start has two halves of about 100 ms each on the H100 host: cuInit and the device's properties, which a
  * compile needs (the architecture), then the primary context and its memory pool, which only running needs. A
  * compile (rt_gpu_unavailable_soon, rt_gpu_info) takes the first half and leaves the second to a thread of its
- * own, so that the context is made while NVRTC and LLVM compile; whatever runs first waits for it. Every
+ * own, so that the context is made while NVRTC and LLVM compile; whatever runs first waits for it, and so does
+ * exit() (the driver's exit handlers must not run under it). Every
  * entry point makes the primary context current on its thread when another one is (CuPy, PyTorch and Numba
  * use the same primary context, so their pointers are ours). CUDA does not survive fork(): a child forked
  * after the initialisation refuses gpu work. A sticky error (an illegal address, a failed launch) leaves the
@@ -25,6 +26,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,16 +173,44 @@ static void open_context(void)
     context_error[0] = 0;
 }
 
+/* The context thread and exit(). The driver's own exit handlers tear it down; a thread still inside
+ * cuDevicePrimaryCtxRetain then crashes the process (a process that only asked about the device, such as
+ * `python -m lorikeet info`, and exited at once: 2 runs in 200 on the H100 host, in libcuda under that call).
+ * So exit waits for an opening under way, and a thread that has not begun by then does not begin. The handler is
+ * registered after cuInit, so it runs before the driver's. */
+typedef enum { OPENER_NOT_BEGUN, OPENER_OPENING, OPENER_DONE, OPENER_EXITING } OpenerState;
+static pthread_mutex_t opener_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t opener_done = PTHREAD_COND_INITIALIZER;
+static OpenerState opener_state;
+
 static void *context_thread(void *unused)
 {
     (void)unused;
+    pthread_mutex_lock(&opener_lock);
+    bool begin = opener_state == OPENER_NOT_BEGUN;
+    if (begin) opener_state = OPENER_OPENING;
+    pthread_mutex_unlock(&opener_lock);
+    if (!begin) return NULL; /* the process is exiting: whoever needs the context (nobody, likely) opens it */
     pthread_once(&context_once, open_context);
+    pthread_mutex_lock(&opener_lock);
+    opener_state = OPENER_DONE;
+    pthread_cond_broadcast(&opener_done);
+    pthread_mutex_unlock(&opener_lock);
     return NULL;
+}
+
+static void wait_for_opener(void)
+{
+    pthread_mutex_lock(&opener_lock);
+    while (opener_state == OPENER_OPENING) pthread_cond_wait(&opener_done, &opener_lock);
+    if (opener_state == OPENER_NOT_BEGUN) opener_state = OPENER_EXITING;
+    pthread_mutex_unlock(&opener_lock);
 }
 
 /* The context is opened on a thread of its own; where none can be made, by whoever needs it first. */
 static void start_context(void)
 {
+    if (atexit(wait_for_opener) != 0) return; /* without the wait, no thread: the first user opens it */
     pthread_t th;
     if (pthread_create(&th, NULL, context_thread, NULL) == 0) pthread_detach(th);
 }
