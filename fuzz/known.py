@@ -66,17 +66,6 @@ def _array_condition(out, names, block):
     return False
 
 
-def _reshape_view_copied(out, names, block):
-    """A reshape (or ravel) of an array that is neither C-contiguous nor 1-D which NumPy makes a view of:
-    lorikeet copies such an array first, so writes through the result do not reach it."""
-    for res, src in re.findall(r"(\w+) = (?:np\.(?:reshape|ravel)\()?(\w+)(?:\.(?:reshape|ravel)\(|,)", block):
-        r, a = out.ns.get(res), out.ns.get(src)
-        if (isinstance(r, np.ndarray) and isinstance(a, np.ndarray) and a.ndim > 1 and not a.flags.c_contiguous
-                and np.shares_memory(r, a)):
-            return True
-    return False
-
-
 DIFFERENCES = [
     Difference("int64", "USERGUIDE Differences/Integers: Python ints are 64-bit and wrap", _big_python_int),
     Difference("int-div-zero", "USERGUIDE Differences/Integers: integer // and % by zero raise on arrays too "
@@ -100,8 +89,6 @@ DIFFERENCES = [
                _complex),
     Difference("empty-comprehension", "USERGUIDE Functions as values: an empty comprehension has its item's "
                "type (NumPy: float64)", _empty_comprehension),
-    Difference("reshape-copies", "USERGUIDE NumPy and math: a reshape of an array that is neither C-contiguous nor 1-D "
-               "copies it, where NumPy returns a view when the strides allow", _reshape_view_copied),
     Difference("truth-of-array", "USERGUIDE: if/while/and/or/not take scalars (NumPy takes the truth of an array "
                "of one element)",
                lambda out, names, block: _exc_says("truth value of an array")(out, names, block) or

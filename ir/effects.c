@@ -70,6 +70,8 @@ unsigned ir_node_effects(const IrNode *n)
          * nothing else */
         if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_RAISE) return IR_FX_RAISE;
         if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_SEARCH) return IR_FX_READ;
+        /* reads a shape and strides, as a dimension does */
+        if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_RESHAPE_VIEWS) return 0;
         /* np.random: a draw writes its generator's state (so draws keep their order and are never shared) */
         if (n->u.call.ckind == IR_CALLEE_INTRINSIC && n->u.call.intrinsic == IR_INTR_RNG_DRAW)
             return IR_FX_WRITE | IR_FX_RAISE | IR_FX_READ | (n->u.call.out ? out_effects(n->u.call.out) : IR_FX_ALLOC);

@@ -172,7 +172,7 @@ static IrNode **intrinsic_dims(Hoist *h, IrNode *c)
     IrNode **args = c->u.call.args;
     int nd = c->type->ndim;
     switch (c->u.call.intrinsic) {
-    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_CORE_DIM: case IR_INTR_RAISE: case IR_INTR_SEARCH:
+    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_RESHAPE_VIEWS: case IR_INTR_CORE_DIM: case IR_INTR_RAISE: case IR_INTR_SEARCH:
     case IR_INTR_RNG_NEW: case IR_INTR_PRINT: case IR_INTR_COUNT: return NULL;
     case IR_INTR_RNG_DRAW: { /* max(d, 0): a negative size is the draw's ValueError, after its parameters' */
         IrNode **dims = ir_nodes(a, nd);
@@ -224,7 +224,7 @@ static bool makes_array(const IrNode *n)
 {
     if (n->kind != IR_CALL || n->u.call.ckind != IR_CALLEE_INTRINSIC || n->u.call.out) return false;
     switch (n->u.call.intrinsic) {
-    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_CORE_DIM: case IR_INTR_RAISE: case IR_INTR_SEARCH:
+    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_RESHAPE_VIEWS: case IR_INTR_CORE_DIM: case IR_INTR_RAISE: case IR_INTR_SEARCH:
     case IR_INTR_RNG_NEW: case IR_INTR_PRINT: case IR_INTR_COUNT: return false;
     case IR_INTR_RNG_DRAW: return n->type->kind == IR_TY_ARRAY; /* a scalar draw makes none */
     case IR_INTR_MATMUL: case IR_INTR_CONCATENATE: case IR_INTR_MASK_SELECT: case IR_INTR_SORT: return true;

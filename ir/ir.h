@@ -349,12 +349,20 @@ typedef enum {
     /* transpose(x): x an array of ndim >= 2. A view of x's data (no copy) with the axes reversed (shape and
      * strides reversed); the type is a view of x's with layout any. Never raises. */
     IR_INTR_TRANSPOSE,
-    /* reshape(x, d0, ..., dn-1): x a C-contiguous array or a 1-D array of any stride, then n >= 1 int64 scalars
-     * (n is the result's ndim). One d may be -1: it stands for the size that makes the element counts equal (a
-     * -1 beside a d of 0 is a ValueError, as in NumPy). A view of x's data with shape (d0, ...) and C strides, in units of x's element step
-     * for a 1-D x (so a strided x gives a strided view, as NumPy's reshape does; the type's layout is x's). ValueError (the sizes differ) when a d is below -1,
-     * more than one d is -1, or the shape's product is not x's size. */
+    /* reshape(x, d0, ..., dn-1): x an array, then n >= 1 int64 scalars (n is the result's ndim). One d may be -1:
+     * it stands for the size that makes the element counts equal (a -1 beside a d of 0 is a ValueError, as in
+     * NumPy). A view of x's data with shape (d0, ...): C strides in units of x's element step when x is
+     * C-contiguous or 1-D (so a strided 1-D x gives a strided view, as NumPy's reshape does); otherwise NumPy's
+     * strides for a view of x (runtime.h's rt_reshape_view), and then the call is only made where
+     * reshape_views(x, 0, d...) holds (typespec makes `x.reshape(d) if views else copy(x).reshape(d)`). The
+     * type's layout is x's, or any. ValueError (the sizes differ) when a d is below -1, more than one d is -1, or
+     * the shape's product is not x's size. */
     IR_INTR_RESHAPE,
+    /* reshape_views(x, contiguous_only, d0, ..., dn-1): bool, whether NumPy's reshape of x to (d0, ...) is a view
+     * of x (d as reshape's; contiguous_only, an IR_CONST bool: only when x is C-contiguous, np.ravel's rule).
+     * True where reshape would raise its ValueError, so that it raises on x, before any copy. Reads x's shape and
+     * strides, never its data; never raises. */
+    IR_INTR_RESHAPE_VIEWS,
     /* concatenate(p0, ..., pk-1, axis): k >= 1 arrays of the result's dtype and ndim, then axis, an IR_CONST
      * int64 in [0, ndim). A new C-contiguous array: the parts one after another along axis, whose length there
      * is the sum of theirs. ValueError when a part's other dimensions differ from p0's. k <= IR_MAX_TUPLE (the
@@ -673,7 +681,7 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
 /* pipeline.c: every pass a compilation runs, in order, on the root and on each callee it still calls (the one
  * list of them). IR_PIPELINE_VERSION changes whenever that list or what one of its passes does changes, so that
  * a cache keyed on the IR before the passes never returns code made by another pipeline. */
-#define IR_PIPELINE_VERSION 21 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
+#define IR_PIPELINE_VERSION 22 /* 4: ir_inline_calls inlines callees of other files; 5: prange's rules and
                                * reductions (ir_prange_reductions); 6: reduce inputs are maps; 7: every new
                                * array an IR_ALLOC (intrinsics, axis reductions, scans, conditionals);
                                * 8: IR_DT_FLOAT16 (the dtypes after it renumbered); 9: loops versioned on
@@ -691,7 +699,8 @@ void ir_hash_hex(const unsigned char hash[IR_HASH_BYTES], char out[2 * IR_HASH_B
                                * 19: ir_reduce_nests (n-body's array chain as one loop nest); 20: it declines
                                * a chain array read as a plain input, and marks its if (if_.nest);
                                * 21: raise statements (IR_INTR_RAISE with RT_ERR_RAISE, u.call.text hashed),
-                               * print() (IR_INTR_PRINT, ir_check_print) */
+                               * print() (IR_INTR_PRINT, ir_check_print); 22: a reshape of a strided
+                               * array is a view where NumPy's is (IR_INTR_RESHAPE_VIEWS) */
 /* false, with diag set (a CompileError), when a check among the passes rejects the program (prange's rules) */
 bool ir_optimize(IrFunc *root, LkDiag *diag);
 void ir_unshare(IrFunc *f);        /* unshare.c: a node typespec put in several places becomes a copy in each */

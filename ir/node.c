@@ -125,6 +125,7 @@ const char *ir_intrinsic_name(IrIntrinsic k)
     switch (k) {
     case IR_INTR_TRANSPOSE: return "transpose";
     case IR_INTR_RESHAPE: return "reshape";
+    case IR_INTR_RESHAPE_VIEWS: return "reshape_views";
     case IR_INTR_CONCATENATE: return "concatenate";
     case IR_INTR_MATMUL: return "matmul";
     case IR_INTR_MASK_SELECT: return "mask_select";

@@ -245,6 +245,13 @@ enum { RT_SORT_UNSIGNED = 0, RT_SORT_SIGNED = 1, RT_SORT_FLOAT = 2 }; /* bool so
 int rt_sort(RtCtx *ctx, int32_t key, int32_t argsort, const char *src, const int64_t *shape, const int64_t *strides,
             int32_t ndim, int32_t axis, char *dst);
 
+/* NumPy's reshape of an array (nd axes of shape, byte strides, itemsize) to new_shape (new_nd axes, no -1 left):
+ * 1 when it is a view of the array, with its byte strides in new_strides; 0 when NumPy copies (the strides do not
+ * allow a view, or contiguous_only and the array is not C-contiguous by NumPy's flag: np.ravel's rule) or when
+ * the sizes differ (reshape.c). */
+int32_t rt_reshape_view(int64_t nd, const int64_t *shape, const int64_t *strides, int64_t itemsize, int64_t new_nd,
+                        const int64_t *new_shape, int64_t *new_strides, int32_t contiguous_only);
+
 /* Small dense linear algebra (linalg.c), for np.linalg: op RT_LINALG_DET (*det), INV (out = a^-1), SOLVE (out =
  * a^-1 b, b brows x bcols, a 1-D b given as bcols 1) or CHOLESKY (out = L, lower, from a's lower triangle); a
  * rows x cols with byte strides as0, as1 (b likewise), float32 (is_f32) or float64, computed in double; out a

@@ -434,6 +434,24 @@ def test_what_would_allocate_in_a_kernel_is_refused_naming_the_line():
     assert f"line {f.__code__.co_firstlineno + 3}\n" in str(e.value)
 
 
+def test_a_reshape_of_a_strided_array_runs_on_the_host_and_is_refused_in_a_kernel():
+    def on_host(a):
+        return a[:, ::2].reshape(-1) * 2.0
+
+    def in_kernel(a):
+        s = 0.0
+        for i in lk.prange(a.shape[0]):
+            v = a[:, ::2].reshape(-1)
+            s += v[i]
+        return s
+    src = lk.jit(on_host).inspect_cuda(M64)  # the view or the copy is chosen by the host; the map is a kernel
+    assert "__global__" in src
+    with pytest.raises(lk.CompileError, match=r"the gpu backend cannot run a reshape or ravel of an array that is "
+                                              r"neither C-contiguous nor 1-D") as e:
+        lk.jit(in_kernel).inspect_cuda(M64)
+    assert f"line {in_kernel.__code__.co_firstlineno + 3}\n" in str(e.value)
+
+
 def test_a_mask_store_in_a_kernel_is_refused():
     def f(a, out):
         for i in lk.prange(a.shape[0]):

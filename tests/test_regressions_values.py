@@ -349,6 +349,97 @@ def reshape_view(a):
     return a.reshape(2, 2)
 
 
+# ---- 941577: a reshape of a strided n-D array is a view where NumPy's strides allow one ----
+
+def write_through_reshape_nd(a):
+    v = a.reshape(-1)
+    v[1] = 99
+    return v
+
+
+def write_through_reshape_split(a):
+    v = a.reshape(2, -1, 1)
+    v[-1, 0, 0] += 0.5
+    return v
+
+
+def write_through_ravel_nd(a):
+    v = a.ravel()
+    v[0] = -1
+    return v
+
+
+def reshape_nd_reads_later_writes(a):
+    v = np.reshape(a, (-1,))
+    a[-1] = 42
+    return v[-1] + v[0]
+
+
+# Each a view of its own base (made anew for each run, so that the two runs write into separate arrays): NumPy
+# views some (rows or columns taken with a step that keeps the rest one strided block, axes of length 1, a
+# plain slice of rows) and copies the others (a transpose, reversed rows, a step along both axes).
+STRIDED_VIEWS = ["np.arange(24.0).reshape(4, 6)[:, ::2]", "np.arange(24.0).reshape(4, 6)[::2]",
+                 "np.arange(24.0).reshape(4, 6)[1:3]", "np.arange(24.0).reshape(4, 6)[:, 1:2]",
+                 "np.arange(24.0).reshape(2, 3, 4)[:, :, ::2]", "np.arange(24.0).reshape(2, 3, 4)[:, 1:, :]",
+                 "np.arange(24.0).reshape(4, 6).T", "np.arange(24.0).reshape(4, 6)[::-1]",
+                 "np.arange(24.0).reshape(4, 6)[::2, ::2]", "np.arange(24.0).reshape(4, 6)[:, ::-3]",
+                 "np.arange(6.0).reshape(3, 2)[:, ::2]", "np.arange(24).reshape(4, 6)[:, ::2].T[::-1]"]
+
+
+@pytest.mark.parametrize("f", [write_through_reshape_nd, write_through_reshape_split, write_through_ravel_nd,
+                               reshape_nd_reads_later_writes], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("view", STRIDED_VIEWS)
+def test_reshape_of_strided_nd_array_is_a_view_where_numpys_is(f, view):
+    if f is write_through_reshape_split and eval(view).size % 2:
+        pytest.skip("the shape does not split in two")
+    got_in, expected_in = eval(view), eval(view)
+    got, expected = J(f)(got_in), f(expected_in)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got_in, expected_in)  # the writes reached the caller's array, or did not, alike
+    np.testing.assert_array_equal(got_in.base, expected_in.base)
+
+
+def reshape_to(a, shape):
+    return a.reshape(shape)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 2, 3), (12,), (4, 3, 1), (1, 12), (-1, 2), (2, -1, 3), (1, 1, -1)],
+                         ids=str)
+@pytest.mark.parametrize("view", STRIDED_VIEWS[:6])
+def test_reshape_of_strided_nd_array_shares_memory_and_strides_as_numpys(shape, view):
+    a = eval(view)
+    try:
+        expected = a.reshape(shape)
+    except ValueError:
+        with pytest.raises(ValueError, match="cannot reshape"):
+            J(reshape_to)(a, shape)
+        return
+    got = J(reshape_to)(a, shape)
+    np.testing.assert_array_equal(got, expected)
+    assert np.shares_memory(got, a) == np.shares_memory(expected, a)
+    if lk.get_backend() != "gpu":  # a device array's strides are the device copy's
+        assert got.strides == expected.strides
+
+
+def test_reshape_of_strided_nd_array_raises_numpys_value_error():
+    a = np.arange(24.0).reshape(4, 6)[:, ::2]
+    for shape in [(5, -1), (-1, -1), (13,), (0, -1)]:
+        with pytest.raises(ValueError):
+            a.reshape(shape)
+        with pytest.raises(ValueError, match="cannot reshape"):
+            J(reshape_to)(a, shape)
+
+
+def test_write_through_a_view_of_a_read_only_strided_array_raises():
+    a = np.arange(24.0).reshape(4, 6)
+    a.flags.writeable = False
+    with pytest.raises(ValueError):
+        write_through_reshape_nd(a[:, ::2])
+    with pytest.raises(ValueError, match="read-only"):
+        J(write_through_reshape_nd)(a[:, ::2])
+    np.testing.assert_array_equal(a, np.arange(24.0).reshape(4, 6))
+
+
 # ---- r13: the smaller cases ----
 
 def reshape_shape(a, shape):

@@ -1,12 +1,37 @@
 /* shape.c: NumPy functions that make arrays of a new shape: reshape, ravel, flatten, concatenate, stack,
- * hstack, vstack, expand_dims, linspace, eye, identity. Views stay views (reshape of a C-contiguous array);
+ * hstack, vstack, expand_dims, linspace, eye, identity. Views stay views (a reshape where NumPy's is a view);
  * everything else is an allocation filled by maps or by a backend intrinsic. */
 #include <string.h>
 #include "ts_internal.h"
 
-/* reshape(x, shape): a view of a C-contiguous array or of a 1-D array of any stride (NumPy's reshape views
- * both), a view of a copy otherwise; one dimension may be -1. NumPy views some other non-contiguous arrays too,
- * depending on their strides at run time: the user guide says where lorikeet copies. */
+/* x.reshape(dims): the reshape intrinsic, of the type given */
+static IrNode *reshape_call(Ts *ts, IrPos pos, IrNode *x, IrNode **dims, int nd, IrType *type)
+{
+    IrNode **args = ir_nodes(ts->a, nd + 1);
+    args[0] = x;
+    for (int i = 0; i < nd; i++) args[i + 1] = dims[i];
+    return ir_intrinsic_call(ts->a, pos, IR_INTR_RESHAPE, args, nd + 1, type);
+}
+
+/* x.reshape(dims) where NumPy decides at run time, from x's strides, between a view of x and a view of a copy
+ * (np.ravel's rule when contiguous_only): `reshape(x) if reshape_views(x) else reshape(copy(x))`. The result
+ * is typed as the view: read-only when x is, so a write through the copy of a read-only x raises where NumPy's
+ * writes the copy (the user guide says so). */
+static IrNode *reshape_or_copy(Ts *ts, IrPos pos, IrNode *x, IrNode **dims, int nd, bool contiguous_only)
+{
+    x = ts_reuse(ts, x);
+    IrNode **args = ir_nodes(ts->a, nd + 2);
+    args[0] = x;
+    args[1] = ir_const_int(ts->a, pos, ir_type_scalar(IR_DT_BOOL), contiguous_only);
+    for (int i = 0; i < nd; i++) args[i + 2] = dims[i] = ts_reuse(ts, dims[i]);
+    IrNode *views = ir_intrinsic_call(ts->a, pos, IR_INTR_RESHAPE_VIEWS, args, nd + 2, ir_type_scalar(IR_DT_BOOL));
+    IrType *type = ir_type_view(x->type, nd, IR_LAYOUT_ANY);
+    return ts_ifexp(ts, pos, views, reshape_call(ts, pos, x, dims, nd, type),
+                    reshape_call(ts, pos, ts_copy_array(ts, pos, x), dims, nd, type));
+}
+
+/* reshape(x, shape): one dimension may be -1. A view of a C-contiguous or 1-D x (NumPy's reshape views both);
+ * of another x, a view where its strides allow one at run time, as NumPy's, else a view of a copy. */
 IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape)
 {
     if (!x || !shape) return NULL;
@@ -14,19 +39,18 @@ IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape)
     IrNode **dims;
     int nd = ts_shape_arg(ts, shape, &dims);
     if (nd <= 0) TS_ERR(ts, pos, "reshape: the shape must be an int or a non-empty tuple of ints");
-    if (x->type->layout != IR_LAYOUT_C && x->type->ndim != 1) x = ts_copy_array(ts, pos, x);
-    IrNode **args = ir_nodes(ts->a, nd + 1);
-    args[0] = x;
-    for (int i = 0; i < nd; i++) args[i + 1] = dims[i];
-    return ir_intrinsic_call(ts->a, pos, IR_INTR_RESHAPE, args, nd + 1, ir_type_view(x->type, nd, x->type->layout));
+    if (x->type->layout != IR_LAYOUT_C && x->type->ndim != 1) return reshape_or_copy(ts, pos, x, dims, nd, false);
+    return reshape_call(ts, pos, x, dims, nd, ir_type_view(x->type, nd, x->type->layout));
 }
 
-/* ravel(x): a 1-D view of a C-contiguous x, else a copy (NumPy's ravel copies where reshape(-1) may view) */
+/* ravel(x): a 1-D view of x where x is C-contiguous at run time, else of a copy (np.ravel copies where
+ * reshape(-1) may view: a strided 1-D x, or a[:, ::2]) */
 IrNode *ts_ravel(Ts *ts, IrPos pos, IrNode *x)
 {
     if (!x) return NULL;
-    if (x->type->kind == IR_TY_ARRAY && x->type->layout != IR_LAYOUT_C) x = ts_copy_array(ts, pos, x);
-    return ts_reshape(ts, pos, x, ts_i64(ts, pos, -1));
+    IrNode *all = ts_i64(ts, pos, -1);
+    if (x->type->kind == IR_TY_ARRAY && x->type->layout != IR_LAYOUT_C) return reshape_or_copy(ts, pos, x, &all, 1, true);
+    return ts_reshape(ts, pos, x, all);
 }
 
 /* x with a new axis of size 1 at position axis (a view) */

@@ -185,11 +185,20 @@ static const char *transpose(Cu *c, const IrNode *n)
     return r;
 }
 
+/* A reshape of another x is a view or a copy chosen at run time (ir.h's reshape_views): in a kernel the copy
+ * would make a new array */
+static const char *strided_reshape_refused(Cu *c, const IrNode *n)
+{
+    return cu_refuse(c, n, "a reshape or ravel of an array that is neither C-contiguous nor 1-D (NumPy copies "
+                           "it when its strides allow no view, and a copy would make a new array)");
+}
+
 /* reshape(x, d...): a view of C-contiguous x, or of a 1-D x of any stride; one d may be -1 (not beside a 0);
  * ValueError when the sizes differ. */
 static const char *reshape(Cu *c, const IrNode *n)
 {
     const IrType *xt = n->u.call.args[0]->type, *i64 = ir_type_scalar(IR_DT_INT64);
+    if (xt->layout != IR_LAYOUT_C && xt->ndim != 1) return strided_reshape_refused(c, n);
     const char *x = cu_expr(c, n->u.call.args[0]);
     if (!x) return NULL;
     int nd = n->type->ndim;
@@ -286,6 +295,7 @@ const char *cu_intrinsic(Cu *c, const IrNode *n)
     switch (n->u.call.intrinsic) {
     case IR_INTR_TRANSPOSE: return transpose(c, n);
     case IR_INTR_RESHAPE: return reshape(c, n);
+    case IR_INTR_RESHAPE_VIEWS: return strided_reshape_refused(c, n);
     case IR_INTR_CONCATENATE: return cu_refuse(c, n, "concatenate (it makes a new array)");
     case IR_INTR_MATMUL: return cu_refuse(c, n, "a matrix product (it makes a new array)");
     case IR_INTR_MASK_SELECT: return cu_refuse(c, n, "a[mask] (it makes a new array)");

@@ -20,7 +20,7 @@ const GpuHostRefusal *gpu_host_refusal(IrIntrinsic k)
     case IR_INTR_SORT: return &sort;
     case IR_INTR_LINALG: return &linalg;
     case IR_INTR_RNG_NEW: case IR_INTR_RNG_DRAW: return &rng;
-    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_CONCATENATE: case IR_INTR_MATMUL:
+    case IR_INTR_TRANSPOSE: case IR_INTR_RESHAPE: case IR_INTR_RESHAPE_VIEWS: case IR_INTR_CONCATENATE: case IR_INTR_MATMUL:
     case IR_INTR_MASK_SELECT: case IR_INTR_CORE_DIM: case IR_INTR_RAISE: case IR_INTR_SEARCH: case IR_INTR_PRINT:
     case IR_INTR_COUNT:
         return NULL;

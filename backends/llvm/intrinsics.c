@@ -119,17 +119,17 @@ LLVMBasicBlockRef cg_reduce_by_blas(Cg *cg, const IrNode *n, const CgMap *m)
     return done;
 }
 
-/* reshape(x, dims...): a view of C-contiguous x with new dims, one of which may be -1 (inferred). */
-static LLVMValueRef reshape(Cg *cg, const IrNode *n)
+/* reshape's dims (args from `first` on) with a -1 made the size it stands for, into dims; returns whether they are
+ * wrong for x (reshape's ValueError). */
+static LLVMValueRef reshape_dims(Cg *cg, const IrNode *n, int first, LLVMValueRef x, LLVMValueRef *dims)
 {
     const IrType *xt = n->u.call.args[0]->type;
-    LLVMValueRef x = cg_expr(cg, n->u.call.args[0]);
-    int nd = n->type->ndim;
+    int nd = n->u.call.nargs - first;
     LLVMValueRef total = cg_i64(cg, 1);
     for (int d = 0; d < xt->ndim; d++) total = LLVMBuildMul(cg->b, total, cg_array_dim(cg, x, d), "");
-    LLVMValueRef dims[IR_MAX_DIMS], known = cg_i64(cg, 1), nneg = cg_i64(cg, 0), bad = LLVMConstInt(cg->i1, 0, 0);
+    LLVMValueRef known = cg_i64(cg, 1), nneg = cg_i64(cg, 0), bad = LLVMConstInt(cg->i1, 0, 0);
     for (int d = 0; d < nd; d++) {
-        dims[d] = cg_expr(cg, n->u.call.args[d + 1]);
+        dims[d] = cg_expr(cg, n->u.call.args[first + d]);
         LLVMValueRef infer = LLVMBuildICmp(cg->b, LLVMIntEQ, dims[d], cg_i64(cg, -1), "");
         known = LLVMBuildMul(cg->b, known, LLVMBuildSelect(cg->b, infer, cg_i64(cg, 1), dims[d], ""), "");
         nneg = LLVMBuildAdd(cg->b, nneg, LLVMBuildZExt(cg->b, infer, cg->i64, ""), "");
@@ -147,22 +147,78 @@ static LLVMValueRef reshape(Cg *cg, const IrNode *n)
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntUGT, nneg, cg_i64(cg, 1), ""), "");
     /* a -1 beside a 0 stands for no size in particular: NumPy refuses it */
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildAnd(cg->b, known_zero, LLVMBuildICmp(cg->b, LLVMIntNE, nneg, cg_i64(cg, 0), ""), ""), "");
-    bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, prod, total, ""), "");
+    return LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, prod, total, ""), "");
+}
+
+/* rt_reshape_view(x's shape and strides, dims, new strides into *strides): whether NumPy's reshape is a view */
+static LLVMValueRef reshape_view_strides(Cg *cg, LLVMValueRef x, int xnd, IrDtype dt, LLVMValueRef *dims, int nd,
+                                         int contiguous_only, LLVMValueRef *strides)
+{
+    LLVMTypeRef old_arr = LLVMArrayType(cg->i64, (unsigned)xnd), new_arr = LLVMArrayType(cg->i64, (unsigned)nd);
+    LLVMValueRef shape = cg_alloca(cg, old_arr, "reshape_shape"), old = cg_alloca(cg, old_arr, "reshape_strides");
+    LLVMValueRef want = cg_alloca(cg, new_arr, "reshape_dims"), got = cg_alloca(cg, new_arr, "reshape_new_strides");
+    for (int d = 0; d < xnd; d++) {
+        LLVMValueRef at[2] = {cg_i64(cg, 0), cg_i64(cg, d)};
+        LLVMBuildStore(cg->b, cg_array_dim(cg, x, d), LLVMBuildGEP2(cg->b, old_arr, shape, at, 2, ""));
+        LLVMBuildStore(cg->b, cg_array_stride(cg, x, d), LLVMBuildGEP2(cg->b, old_arr, old, at, 2, ""));
+    }
+    for (int d = 0; d < nd; d++) {
+        LLVMValueRef at[2] = {cg_i64(cg, 0), cg_i64(cg, d)};
+        LLVMBuildStore(cg->b, dims[d], LLVMBuildGEP2(cg->b, new_arr, want, at, 2, ""));
+    }
+    LLVMTypeRef params[8] = {cg->i64, cg->ptr, cg->ptr, cg->i64, cg->i64, cg->ptr, cg->ptr, cg->i32};
+    LLVMValueRef args[8] = {cg_i64(cg, xnd), shape, old, cg_i64(cg, ir_dtype_size(dt)), cg_i64(cg, nd), want, got,
+                            LLVMConstInt(cg->i32, (unsigned)contiguous_only, 0)};
+    LLVMValueRef views = cg_call_rt(cg, "rt_reshape_view", cg->i32, params, args, 8);
+    for (int d = 0; strides && d < nd; d++) {
+        LLVMValueRef at[2] = {cg_i64(cg, 0), cg_i64(cg, d)};
+        strides[d] = LLVMBuildLoad2(cg->b, cg->i64, LLVMBuildGEP2(cg->b, new_arr, got, at, 2, ""), "");
+    }
+    return LLVMBuildICmp(cg->b, LLVMIntNE, views, LLVMConstInt(cg->i32, 0, 0), "");
+}
+
+/* reshape(x, dims...): a view of x with new dims, one of which may be -1 (inferred); ir.h says which strides. */
+static LLVMValueRef reshape(Cg *cg, const IrNode *n)
+{
+    const IrType *xt = n->u.call.args[0]->type;
+    LLVMValueRef x = cg_expr(cg, n->u.call.args[0]);
+    int nd = n->type->ndim;
+    LLVMValueRef dims[IR_MAX_DIMS], strides[IR_MAX_DIMS];
+    LLVMValueRef bad = reshape_dims(cg, n, 1, x, dims);
     LLVMValueRef extra[1] = {cg_i64(cg, RT_VAL_RESHAPE)};
     cg_raise_if(cg, bad, RT_ERR_VALUE, n->pos, extra, 1);
+    if (xt->layout != IR_LAYOUT_C && xt->ndim != 1) {
+        reshape_view_strides(cg, x, xt->ndim, xt->dtype, dims, nd, 0, strides);
+    } else {
+        /* the element step: x's own for a 1-D x of any stride (its itemsize when x is C-contiguous) */
+        LLVMValueRef stride = xt->ndim == 1 ? cg_array_stride(cg, x, 0) : cg_i64(cg, ir_dtype_size(n->type->dtype));
+        for (int d = nd - 1; d >= 0; d--) {
+            strides[d] = stride;
+            stride = LLVMBuildMul(cg->b, stride, dims[d], "");
+        }
+    }
     LLVMValueRef agg = LLVMGetUndef(cg_type(cg, n->type));
     agg = LLVMBuildInsertValue(cg->b, agg, cg_array_data(cg, x), 0, "");
     agg = LLVMBuildInsertValue(cg->b, agg, LLVMBuildExtractValue(cg->b, x, 1, ""), 1, "");
     LLVMValueRef dv = LLVMGetUndef(LLVMArrayType(cg->i64, (unsigned)nd)), sv = dv;
-    /* the element step: x's own for a 1-D x of any stride (its itemsize when x is C-contiguous) */
-    LLVMValueRef stride = xt->ndim == 1 ? cg_array_stride(cg, x, 0) : cg_i64(cg, ir_dtype_size(n->type->dtype));
-    for (int d = nd - 1; d >= 0; d--) {
+    for (int d = 0; d < nd; d++) {
         dv = LLVMBuildInsertValue(cg->b, dv, dims[d], (unsigned)d, "");
-        sv = LLVMBuildInsertValue(cg->b, sv, stride, (unsigned)d, "");
-        stride = LLVMBuildMul(cg->b, stride, dims[d], "");
+        sv = LLVMBuildInsertValue(cg->b, sv, strides[d], (unsigned)d, "");
     }
     agg = LLVMBuildInsertValue(cg->b, agg, dv, 2, "");
     return LLVMBuildInsertValue(cg->b, agg, sv, 3, "");
+}
+
+/* reshape_views(x, contiguous_only, dims...): the dims wrong (reshape raises on x), or rt_reshape_view's answer */
+static LLVMValueRef reshape_views(Cg *cg, const IrNode *n)
+{
+    const IrType *xt = n->u.call.args[0]->type;
+    LLVMValueRef x = cg_expr(cg, n->u.call.args[0]);
+    int nd = n->u.call.nargs - 2, contiguous_only = (int)n->u.call.args[1]->u.konst.i;
+    LLVMValueRef dims[IR_MAX_DIMS];
+    LLVMValueRef bad = reshape_dims(cg, n, 2, x, dims);
+    LLVMValueRef views = reshape_view_strides(cg, x, xt->ndim, xt->dtype, dims, nd, contiguous_only, NULL);
+    return LLVMBuildOr(cg->b, bad, views, "");
 }
 
 typedef struct CopyEnv {
@@ -613,6 +669,7 @@ LLVMValueRef cg_intrinsic(Cg *cg, const IrNode *n)
     switch (n->u.call.intrinsic) {
     case IR_INTR_TRANSPOSE: return cg_transpose(cg, cg_expr(cg, n->u.call.args[0]), n->type->ndim);
     case IR_INTR_RESHAPE: return reshape(cg, n);
+    case IR_INTR_RESHAPE_VIEWS: return reshape_views(cg, n);
     case IR_INTR_CONCATENATE: return concatenate(cg, n);
     case IR_INTR_MATMUL: return matmul(cg, n);
     case IR_INTR_MASK_SELECT: return mask_select(cg, n);
