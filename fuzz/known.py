@@ -52,6 +52,12 @@ def _empty_comprehension(out, names, block):
         isinstance(out.ns.get(n), np.ndarray) and out.ns[n].size == 0 for n in names)
 
 
+def _zero_d_view(out, names, block):
+    """An index that takes every axis by an integer beside a `...` (`a[1, 0, ...]`): NumPy's result is a 0-d
+    array viewing `a`, lorikeet's the element's value, as every 0-d array is a scalar there."""
+    return "..." in block and any(isinstance(out.ns.get(n), np.ndarray) and out.ns[n].ndim == 0 for n in names)
+
+
 def _array_condition(out, names, block):
     """A condition (of if, elif, while) that is an array, of one element too: NumPy takes its truth, lorikeet's
     if/while take scalars (a CompileError). Each condition is evaluated again in the namespace after the block
@@ -89,6 +95,8 @@ DIFFERENCES = [
                _complex),
     Difference("empty-comprehension", "USERGUIDE Functions as values: an empty comprehension has its item's "
                "type (NumPy: float64)", _empty_comprehension),
+    Difference("zero-d-view", "USERGUIDE Arrays: an index taking every axis by an integer beside `...` gives the "
+               "element's value, where NumPy gives a 0-d array that views it", _zero_d_view),
     Difference("truth-of-array", "USERGUIDE: if/while/and/or/not take scalars (NumPy takes the truth of an array "
                "of one element)",
                lambda out, names, block: _exc_says("truth value of an array")(out, names, block) or
