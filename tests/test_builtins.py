@@ -517,6 +517,107 @@ def test_growing_a_list_is_a_compile_error():
     compile_error(list_append_to_array, A, line_text="ys.append(1.0)")
     compile_error(generator_returned, A, line_text="return (x for x in xs)")
 
+# ---- the operators that mean another thing for a list: + joins, * repeats, and the others raise ----
+
+def list_repeated(n):
+    return [0.0] * n, n * [1, 2], [[0.0, 1.0]] * n, len([0] * n), len([1.5] * -n), [True] * 2
+
+
+def list_filled_in_a_loop(n):
+    v = [0.0] * n
+    for i in range(n):
+        v[i] = i * 0.5
+    w = [0] * n
+    for i in range(n):
+        w[i] = i * i
+    return v, w
+
+
+def lists_joined(x, n):
+    a = [x, x]
+    b = a + [3.0] * n
+    return b, [1, 2] + [3], len(a + a), [i for i in range(n)] + [7] * 2
+
+
+def list_variable_repeated(x, n):
+    v = [x, 2 * x]
+    w = v * n
+    return w, v
+
+
+def list_and_array(a):
+    return [1.0, 2.0] + a, [1.0, 2.0] - a, a / [2.0, 4.0]  # the array's operators, as Python picks ndarray's
+
+
+def list_times_array(a):
+    return a * [2.0, 3.0]
+
+
+def list_lengths(n):
+    return len([0.0] * n), len(n * [1, 2] + [3]), len([[0.0, 1.0]] * n)
+
+
+def test_a_list_repeats_and_joins_as_python_s():
+    for n in (-2, 0, 1, 5):
+        check(list_lengths, n)
+    for n in (1, 3):  # an empty list is an array of its items' dtype, where np.array([]) is float64 (documented)
+        check(list_repeated, n)
+        check(list_filled_in_a_loop, n)
+        check(lists_joined, 1.5, n)
+        check(list_variable_repeated, 2.5, n)
+    check(list_and_array, np.array([0.5, -1.0]))
+
+
+def list_grown(x):
+    v = [x, x]
+    v += [3.0]
+    return v
+
+
+def list_times_float(x):
+    return [x] * 2.0
+
+
+def list_minus_number():
+    return [1, 2] - 1
+
+
+def list_negated():
+    return -[1, 2]
+
+
+def list_item_made_float():
+    x = [1, 2, 3]
+    x[0] = 1.5
+    return x
+
+
+def list_item_updated_float(n):
+    x = [0] * n
+    x[0] += 0.5
+    return x
+
+
+def list_sometimes():
+    v = [1.0, 2.0]
+    if len(v) > 1:
+        v = np.ones(2)
+    return v * 2
+
+
+def test_what_python_refuses_or_keeps_for_a_list_is_a_compile_error():
+    msg = compile_error(list_grown, 1.0, line_text="v += [3.0]")
+    assert "holds a list" in msg
+    compile_error(list_times_float, 1.0, line_text="[x] * 2.0")
+    # NumPy's product in Python; refused, as lorikeet decides which names hold lists before it knows types
+    assert "np.array" in compile_error(list_times_array, np.ones(2), line_text="a * [2.0, 3.0]")
+    compile_error(list_minus_number, line_text="[1, 2] - 1")
+    compile_error(list_negated, line_text="-[1, 2]")
+    assert "storing" in compile_error(list_item_made_float, line_text="x[0] = 1.5")
+    compile_error(list_item_updated_float, 2, line_text="x[0] += 0.5")
+    assert "some paths" in compile_error(list_sometimes, line_text="return v * 2")
+
+
 # ---------------------------------------------------------------- any and all
 
 

@@ -490,6 +490,7 @@ IrNode *ts_store(Ts *ts, const IrNode *s)
     if (base->type->kind != IR_TY_ARRAY) TS_ERR(ts, s->pos, "%s does not support item assignment", ts_type_name(base->type));
     IrNode *value = ts_expr(ts, s->u.store.value);
     if (!value) return NULL;
+    if (!ts_list_store_fits(ts, s->pos, target->u.index.base, base->type, value->type)) return NULL;
     IrNode *dst = index_array(ts, s->pos, base, target->u.index.items, target->u.index.n, true);
     if (!dst) return NULL;
     if (value->type->kind != IR_TY_SCALAR && value->type->kind != IR_TY_ARRAY)

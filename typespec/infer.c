@@ -746,9 +746,12 @@ static IrNode *type_expr(Ts *ts, const IrNode *n)
         return ts_var(ts, n->pos, v);
     }
     case IR_NAMEREF: return type_nameref(ts, n);
-    case IR_BINOP:
-        return ts_binop(ts, n->pos, n->u.binop.op, ts_expr(ts, n->u.binop.lhs), ts_expr(ts, n->u.binop.rhs));
-    case IR_UNOP: return ts_unop(ts, n->pos, n->u.unop.op, ts_expr(ts, n->u.unop.operand));
+    case IR_BINOP: return ts_binop_node(ts, n);
+    case IR_UNOP:
+        if ((ts_holds(ts, n->u.unop.operand) & TS_HOLDS_LIST) && n->u.unop.op != IR_UOP_NOT)
+            TS_ERR(ts, n->pos, "bad operand type for a unary operator: a list (Python raises TypeError; lorikeet makes "
+                               "a list an array: write np.array([...]))");
+        return ts_unop(ts, n->pos, n->u.unop.op, ts_expr(ts, n->u.unop.operand));
     case IR_COMPARE: return type_compare(ts, n);
     case IR_BOOLOP: return type_boolop(ts, n);
     case IR_IFEXP: return type_ifexp(ts, n);

@@ -105,6 +105,7 @@ static IrNode *join(Ts *ts, IrPos pos, const char *name, IrNode *seq, int64_t ax
 }
 
 IrNode *ts_stack(Ts *ts, IrPos pos, IrNode *seq) { return join(ts, pos, "stack", seq, 0); }
+IrNode *ts_concatenate(Ts *ts, IrPos pos, IrNode *seq) { return join(ts, pos, "concatenate", seq, 0); }
 
 /* linspace(start, stop, num=50, endpoint=True): start + i*step, and exactly stop at the end */
 static IrNode *linspace(Ts *ts, Args *a)

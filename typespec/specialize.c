@@ -293,6 +293,11 @@ static IrNode *type_stmt(Ts *ts, const IrNode *s)
             if (!ts->dry) TS_ERR(ts, s->pos, "local variable '%s' is used before it is assigned", var->name);
             return NULL;
         }
+        if (ts->list_vars && (ts->list_vars[s->u.augassign.var->id] & TS_HOLDS_LIST))
+            TS_ERR(ts, s->pos, "'%s' holds a list: lorikeet makes a list an array, which cannot grow (+=, *=) and has "
+                               "NumPy's operators (Python's list has none of -=, /=, ...); make the array with np.empty(n) "
+                               "or np.zeros(n) and assign its items, or write %s = np.array(%s) first", var->name,
+                   var->name, var->name);
         IrNode *v = ts_expr(ts, s->u.augassign.value);
         if (!v) return NULL;
         IrNode *cur = ts_var(ts, s->pos, var);
@@ -503,6 +508,7 @@ IrFunc *ts_specialize_in(TsSession *sess, const IrFunc *src, IrType **arg_types,
     Ts ts = {.sess = sess, .a = sess->a, .diag = diag, .src = src, .returns_to_python = spec_index == 0,
              .consts_at = nargs};
     ts.dst = new_typed_func(sess, src, arg_types, nargs, &ts.varmap);
+    ts.list_vars = ts_list_vars(sess->a, src);
     for (int i = 0, at = src->nparams; i < src->nparams; i++) {
         ts.dst->params[i]->type = arg_types[i];
         int ncap = arg_types[i]->kind == IR_TY_FUNC ? ((const IrFunc *)arg_types[i]->func)->ncaptured : 0;

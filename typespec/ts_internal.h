@@ -49,6 +49,7 @@ typedef struct Ts {
     bool dead;           /* a decided if's branch returned (or broke out): what follows it is not typed */
     int splicing;        /* >0 while typing the branch taken of an if decided when compiling, in place */
     bool items_weak;     /* the last comprehension typed had Python numbers as items (sum() keeps them so) */
+    unsigned char *list_vars; /* src var id -> TS_HOLDS_* bits: whether it holds a list (lists.c) */
 } Ts;
 
 #define TS_ERR(ts, pos, ...)                                                                    \
@@ -144,6 +145,7 @@ IrNode *ts_numpy_shape(Ts *ts, Args *a, const char *name, bool *handled);
 IrNode *ts_ravel(Ts *ts, IrPos pos, IrNode *x);
 IrNode *ts_reshape(Ts *ts, IrPos pos, IrNode *x, IrNode *shape);
 IrNode *ts_stack(Ts *ts, IrPos pos, IrNode *seq);  /* np.stack(seq): a tuple of arrays along a new first axis */
+IrNode *ts_concatenate(Ts *ts, IrPos pos, IrNode *seq); /* np.concatenate(seq): a tuple of arrays along axis 0 */
 
 /* arrange.c: flip, fliplr, flipud, diff, roll, tile; *handled false when name is not one of them */
 IrNode *ts_numpy_arrange(Ts *ts, Args *a, const char *name, bool *handled);
@@ -219,6 +221,13 @@ IrNode *ts_any_all(Ts *ts, Args *a, bool is_all);
 
 /* lists.c: lists where an array is meant */
 IrNode *ts_sequence_array(Ts *ts, IrPos pos, IrNode *tuple, const IrDtype *dtype); /* a list display's array */
+/* Which variables hold a list (lists.c): the bits of ts_list_vars, by src var id, and of an untyped expression */
+enum { TS_HOLDS_LIST = 1, TS_HOLDS_OTHER = 2 };
+unsigned char *ts_list_vars(RtArena *a, const IrFunc *src);
+unsigned ts_holds(const Ts *ts, const IrNode *n);
+IrNode *ts_binop_node(Ts *ts, const IrNode *n); /* an untyped binop: Python's meaning where an operand is a list */
+/* false, with the error set, when storing a value of type value into a list's array would convert it */
+bool ts_list_store_fits(Ts *ts, IrPos pos, const IrNode *target_base, const IrType *base, const IrType *value);
 IrNode *ts_list_method(Ts *ts, IrPos pos, const char *name, bool *handled); /* .append() and the like: refused */
 IrNode *ts_list_of(Ts *ts, const IrNode *call);                  /* list(iterable): an array */
 
