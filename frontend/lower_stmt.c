@@ -517,6 +517,13 @@ static bool is_constant(const IrNode *n)
 {
     if (n->kind == IR_CONST) return true;
     if (n->kind == IR_NAMEREF && n->u.name.handle) return true; /* a frozen array */
+    if (n->kind == IR_NAMEREF && n->u.name.name) { /* a dtype: np.float32, float, int, bool, complex */
+        const char *q = n->u.name.name, *dot = strrchr(q, '.');
+        IrDtype dt;
+        if (!strncmp(q, "numpy.", 6) && dot && ir_dtype_from_name(dot + 1, &dt)) return true;
+        return !strcmp(q, "builtins.float") || !strcmp(q, "builtins.int") || !strcmp(q, "builtins.bool") ||
+               !strcmp(q, "builtins.complex");
+    }
     if (n->kind == IR_UNOP && n->u.unop.op == IR_UOP_NEG) return is_constant(n->u.unop.operand);
     if (n->kind != IR_TUPLE) return false;
     for (int i = 0; i < n->u.tuple.n; i++)
@@ -560,7 +567,7 @@ static bool lower_defaults(FeCtx *c, PyObject *args)
         if (!v && !(v = fe_lower_expr(c, e))) return false;
         if (!is_constant(v))
             return fe_error(c, v->pos, "default argument values must be constants (numbers, bools, None, tuples of "
-                            "them, or arrays)") != NULL;
+                            "them, arrays, or dtypes)") != NULL;
         c->f->defaults[k] = v;
     }
     c->f->ndefaults = n;

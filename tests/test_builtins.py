@@ -368,6 +368,39 @@ def test_none_default_arguments():
     check(none_chain, A, None, 1)
 
 
+def none_in_a_conditional_expression(a, k=None, z=None):
+    k = len(a) if k is None else k
+    return a[:k].sum(), (a if z is None else a + z)
+
+
+def axis_passed_on(m, axis=None):
+    return m.sum(axis=axis), m.mean(axis=axis), np.cumsum(m, axis=axis), np.max(m, axis)
+
+
+def zeros_of(n, dtype=np.int64):
+    return np.zeros(n, dtype=dtype)
+
+
+def ones_of(n, dtype=float):
+    return np.ones(n, dtype=dtype)
+
+
+def dtype_defaults_in_a_callee(n):
+    return zeros_of(n), zeros_of(n, np.float32), ones_of(n), ones_of(n, np.int8)
+
+
+def test_none_and_dtype_defaults_as_numpy_code_writes_them():
+    check(none_in_a_conditional_expression, A)  # decided when compiling, as an if statement on `is None` is
+    check(none_in_a_conditional_expression, A, 2, 1.5)
+    for axis in (None, 0, 1, -1):
+        check(axis_passed_on, M, axis)
+    check(axis_passed_on, M)
+    check(zeros_of, 3)
+    check(zeros_of, 3, np.float32)
+    check(ones_of, 2)
+    check(dtype_defaults_in_a_callee, 2)
+
+
 def none_in_a_loop(a):
     acc = None
     for x in a:

@@ -669,6 +669,10 @@ static IrNode *type_ifexp(Ts *ts, const IrNode *n)
 {
     IrNode *c = ts_expr(ts, n->u.ifexp.cond);
     if (c) c = ts_truth(ts, c);
+    /* decided in this specialisation (`k if k is not None else len(a)`): only the branch taken is typed, as an
+     * if statement's, so the other may be of a type this signature could not have (None) */
+    int decided = c ? ts_const_truth(c) : -1;
+    if (decided >= 0) return ts_expr(ts, decided ? n->u.ifexp.then : n->u.ifexp.orelse);
     ts->cond_depth++;
     IrNode *a = ts_expr(ts, n->u.ifexp.then);
     IrNode *b = a ? ts_expr(ts, n->u.ifexp.orelse) : NULL;

@@ -265,6 +265,8 @@ static IrNode *call_reduction(Ts *ts, Args *a, const char *name)
     }
     if (axis_at_run_time) {
         IrNode *given = a->call->u.call.nargs > 1 ? a->pos[1] : ts_arg(a, -1, "axis");
+        if (given && given->type->kind == IR_TY_NONE) /* axis=None passed on (`def f(m, axis=None)`) */
+            return reduction_along(ts, a, name, x, -1, keepdims);
         return ts_run_time_axis(ts, a, name, x, given, keepdims, reduction_along);
     }
     return reduction_along(ts, a, name, x, axis, keepdims);

@@ -93,11 +93,11 @@ static IrNode *assign_var(Ts *ts, IrPos pos, const IrVar *sv, IrNode *value)
 }
 
 /* The value of a condition decided when compiling (a constant, or `not` of one): 0 or 1; -1 otherwise. */
-static int const_truth(const IrNode *c)
+int ts_const_truth(const IrNode *c)
 {
     if (c->kind == IR_CONST && c->type->kind == IR_TY_SCALAR) return c->u.konst.i != 0;
     if (c->kind == IR_UNOP && c->u.unop.op == IR_UOP_NOT) {
-        int v = const_truth(c->u.unop.operand);
+        int v = ts_const_truth(c->u.unop.operand);
         return v < 0 ? -1 : !v;
     }
     return -1;
@@ -324,7 +324,7 @@ static IrNode *type_stmt(Ts *ts, const IrNode *s)
         IrNode *c = ts_expr(ts, s->u.if_.cond);
         if (c) c = ts_truth(ts, c);
         if (!c) return NULL;
-        int decided = const_truth(c);
+        int decided = ts_const_truth(c);
         if (decided >= 0) {
             /* decided in this specialisation (`out is None`, isinstance, a constant): only the branch taken is
              * typed, in place, so the other may hold code this signature could not run */

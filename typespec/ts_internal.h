@@ -66,6 +66,9 @@ IrType *ts_math_type(IrType *t);    /* the float type NumPy gives a math functio
 IrType *ts_math_type_of(IrNode **args, int nargs);
 IrType *ts_compute_type(IrType *t); /* the type NumPy computes a function of float type t in: float16's is float32 */
 
+/* specialize.c: a typed condition decided when compiling (`k is None`, isinstance, a constant): 1 or 0; else -1 */
+int ts_const_truth(const IrNode *c);
+
 /* infer.c */
 IrNode *ts_expr(Ts *ts, const IrNode *n);
 IrNode *ts_tuple(Ts *ts, const IrNode *n);  /* an IR_TUPLE (a list display too) as a typed tuple */
