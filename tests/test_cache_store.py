@@ -310,15 +310,20 @@ def test_an_unwritable_empty_folder_gives_memory_only(tmp_path, monkeypatch, roo
     assert s is None and len(caught) == 1
 
 
-def test_home_unset_or_pointing_nowhere_gives_memory_only_quietly(tmp_path, monkeypatch, root):
+def test_home_unset_or_pointing_nowhere_gives_memory_only_and_one_warning(tmp_path, monkeypatch, root):
     monkeypatch.delenv("LORIKEET_CACHE_DIR")
     monkeypatch.delenv("HOME", raising=False)
     s, caught = cache_warnings(fresh_store)
-    assert s is None and caught == []
+    assert s is None and len(caught) == 1 and "HOME is unset" in str(caught[0].message)
+    assert "memory only" in str(caught[0].message)
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("HOME", str(tmp_path / "file"))  # nowhere a folder can be made, even as root
     s, caught = cache_warnings(fresh_store)
+    assert s is None and len(caught) == 1 and "cannot be created" in str(caught[0].message)
+    monkeypatch.setenv("LORIKEET_CACHE", "0")  # no cache wanted: nothing to say
+    s, caught = cache_warnings(fresh_store)
     assert s is None and caught == []
+    monkeypatch.delenv("LORIKEET_CACHE")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     s, caught = cache_warnings(fresh_store)
     assert s.writer.root == str(tmp_path / "home" / ".cache" / "lorikeet") and caught == []
@@ -349,7 +354,7 @@ def test_a_failed_write_turns_writes_off_for_the_process(root, records, monkeypa
     assert ok == (False, False) and len(caught) == 1 and "No space" in str(caught[0].message)
     monkeypatch.undo()
     assert s.save(d3, p3, GEN, records) is False  # off for the rest of the process
-    assert os.listdir(os.path.join(root, "v1", "tmp")) in ([], [".prune.lock"])
+    assert not [f for f in os.listdir(os.path.join(root, "v1", "tmp")) if f not in (".prune.lock", ".written")]
     assert not os.path.exists(entry_path(root, d2))
     assert s.load(digest, preimage, GEN) == records
 
@@ -408,7 +413,11 @@ def test_a_symlinked_entry_is_not_followed(tmp_path, monkeypatch, root, records)
     path = entry_path(root, digest)
     os.unlink(path)
     os.symlink(elsewhere, path)
-    assert fresh_store().load(digest, preimage, GEN) is None
+    s = fresh_store()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert s.load(digest, preimage, GEN) is None and s.load(digest, preimage, GEN) is None
+    assert len(caught) == 1 and "symbolic link" in str(caught[0].message)  # once a process
     assert elsewhere.read_bytes() == good  # not deleted through the link either
 
 
@@ -429,7 +438,11 @@ def test_a_symlinked_default_root_is_refused_but_a_named_one_is_used(tmp_path, m
 def test_an_entry_owned_by_another_user_is_not_loaded(root, records):
     digest, preimage, _ = saved_entry(root, records)
     os.chown(entry_path(root, digest), 65534, 65534)  # nobody
-    assert fresh_store().load(digest, preimage, GEN) is None
+    s = fresh_store()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert s.load(digest, preimage, GEN) is None and s.load(digest, preimage, GEN) is None
+    assert len(caught) == 1 and "owned by uid 65534" in str(caught[0].message)  # once a process
     assert os.path.exists(entry_path(root, digest))  # not ours to delete
 
 
@@ -465,6 +478,20 @@ def test_a_2mb_cap_holds_over_500_entries(root, monkeypatch, obj):
             assert s.load(*kept, GEN) == {"obj": obj}, i
     assert folder_bytes(root) > (2 << 20) // 2  # the cap is used, not emptied
     assert s.load(*kept, GEN) == {"obj": obj}
+
+
+def test_processes_writing_at_once_keep_to_the_cap(root):
+    """Each process counts what all of them wrote since the last pass (tmp/.written), not only its own writes:
+    30 processes of one entry each under a 40 KiB cap, none of which alone comes near it."""
+    code = ("import sys, lorikeet._cache as c\n"
+            "from lorikeet._cache import sha256\n"
+            "k = sys.argv[1].encode()\n"
+            "assert c.store().save(sha256(k).hexdigest(), k, 'gen', {'obj': b'x' * 3000})\n")
+    env = dict(os.environ, PYTHONPATH=PYSHIM, LORIKEET_CACHE_SIZE="40K")
+    procs = [subprocess.Popen([sys.executable, "-c", code, f"k{i}"], env=env) for i in range(30)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 30
+    assert folder_bytes(root) <= 40 << 10
+    assert folder_bytes(root) > (40 << 10) // 2
 
 
 def test_eviction_removes_the_least_recently_used(root, monkeypatch, records):

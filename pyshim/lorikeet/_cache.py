@@ -90,6 +90,7 @@ PRUNE_TO = 0.8  # eviction leaves the folder at this fraction of the cap
 PRUNE_INTERVAL = 3600.0  # seconds between eviction passes, unless the folder is over the cap
 TMP_AGE = 3600.0  # a temporary file older than this is an orphan (its writer died)
 REFRESH_AGE = 86400.0  # a hit on an entry older than this refreshes its mtime (the recency of eviction)
+WRITTEN_LIMIT = 1 << 20  # the shared count of bytes written is read this far (50,000 writes): past it, a pass is due
 
 # Tests only: seconds to sleep after each chunk of a write and the chunk's size, so that a writer can be killed
 # in the middle of one.
@@ -281,7 +282,7 @@ def open_store(env=None, honour_off=True, keep_empty=False):
             _warn_once(f"lorikeet: LORIKEET_CACHE_SIZE={size_text!r} is not a size (such as 500M, 2G or a number of "
                        f"bytes): the cache keeps to 1 GiB")
     uid = os.geteuid()
-    layers, problems, unusable = [], [], []
+    layers, problems, unusable, skipped = [], [], [], []
     writer = None
     folders = _folders(env)
     if not folders:
@@ -309,11 +310,21 @@ def open_store(env=None, honour_off=True, keep_empty=False):
                        f"run as you (a cache folder is as trusted as your code)")
         elif named and may_write:
             unusable.append((root, why[0]))
-        elif log:
-            _log_line(f"skip({root}: {why[0]})")
+        else:
+            if not named:
+                skipped.append((root, why[0]))
+            if log:
+                _log_line(f"skip({root}: {why[0]})")
     for root, why in unusable:  # the user named it: say so, and whether anything is left
         _warn_once(f"lorikeet: the cache folder {root} (LORIKEET_CACHE_DIR) is not used: {why}"
                    + ("" if layers else "; compiled code is kept in memory only"))
+    quiet = [(root, why) for root, why in problems if root == "(none)" or (root, why) in skipped]
+    if not layers and quiet and honour_off:  # nothing said yet of why there is no cache at all: say it once
+        folder, why = quiet[0]
+        where = why if folder == "(none)" else f"the default folder {folder} is not usable: {why}"
+        _warn_once(f"lorikeet: no cache folder ({where}): compiled code is kept in memory only, and each process "
+                   f"compiles again; set LORIKEET_CACHE_DIR to a folder of yours, or LORIKEET_CACHE=0 to say that no "
+                   f"cache is wanted")
     if not layers and not keep_empty:
         if log:
             _log_line("off (no usable folder: compiled code is kept in memory only)")
@@ -475,13 +486,17 @@ class Store:
         except FileNotFoundError:
             return None, "absent"
         except OSError as e:
-            return None, "a symbolic link" if e.errno == errno.ELOOP else f"unreadable: {e.strerror}"
+            if e.errno != errno.ELOOP:
+                return None, f"unreadable: {e.strerror}"
+            self._untrusted(path, "is a symbolic link")
+            return None, "a symbolic link"
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return None, "not a regular file"
             why = _unsafe(st, self._uid, not layer.writable)
             if why:
+                self._untrusted(path, "is " + why)
                 return None, f"unsafe: {why}"
             if st.st_size > ENTRY_LIMIT:
                 return None, "larger than an entry can be"
@@ -506,6 +521,12 @@ class Store:
             return None, f"unreadable: {e.strerror}"
         finally:
             os.close(fd)
+
+    @staticmethod
+    def _untrusted(path, why):
+        """An entry that could be another user's code: never loaded; said once a process (it is a miss too)."""
+        _warn_once(f"lorikeet: cache entries that are not this user's own plain files are ignored, such as "
+                   f"{path}, which {why} (someone may be planting code in the cache folder)")
 
     @staticmethod
     def _remove_damaged(path, st):
@@ -587,15 +608,37 @@ class Store:
     # ---- eviction ----
 
     def _after_write(self, nbytes):
-        """Evicts when the folder may be over the cap (what the last pass left plus what this process wrote since)
-        or when the last pass is older than PRUNE_INTERVAL. Only writers evict, so a read-only run never does."""
+        """Evicts when the folder may be over the cap (what the last pass left plus what every process wrote since,
+        as the shared count has it) or when the last pass is older than PRUNE_INTERVAL. Only writers evict, so a
+        read-only run never does."""
+        written = self._count_written(nbytes)
         with self._mutex:
-            self._written += nbytes
+            self._written = written if written is not None else self._written + nbytes
             if self._stamp is None:
                 self._stamp = self._read_stamp()
             if not self._due(self._stamp):
                 return
         self.prune(if_due=True)
+
+    def _count_written(self, nbytes):
+        """Adds nbytes to the folder's count of bytes written since the last eviction pass (tmp/.written, one
+        fixed-width record a write, appended: appends of a few bytes do not interleave) and returns the count, or
+        None when the file cannot be used (this process's own writes are counted then)."""
+        path = os.path.join(self.writer.base, "tmp", ".written")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
+        except OSError:
+            return None
+        try:
+            os.write(fd, b"%19d\n" % nbytes)
+            data = os.pread(fd, WRITTEN_LIMIT, 0)
+            if len(data) >= WRITTEN_LIMIT:
+                return self.cap + 1
+            return sum(int(r) for r in data.split(b"\n") if r.strip().isdigit())
+        except (OSError, ValueError):
+            return None
+        finally:
+            os.close(fd)
 
     def _due(self, stamp):
         last, size = stamp
@@ -666,6 +709,10 @@ class Store:
                         self._stamp, self._written = stamp, 0
                     if not self._due(self._stamp):
                         return None
+            try:
+                os.truncate(os.path.join(self.writer.base, "tmp", ".written"), 0)
+            except OSError:
+                pass
             now = time.time()
             removed = self._remove_orphans(now)
             # another build's or LLVM's generations first (no process of this toolchain loads them), then by age
