@@ -132,6 +132,39 @@ def test_an_argument_with_more_dimensions_is_a_type_error():
         f(np.ones((1,) * (IR_MAX_DIMS + 1)))
 
 
+def unaligned(n, dtype=np.float64, offset=1):
+    """n elements of dtype at an odd byte offset into a buffer, as Dask hands chunks to its workers"""
+    a = np.frombuffer(bytearray(n * np.dtype(dtype).itemsize + offset), dtype, n, offset=offset)
+    assert not a.flags.aligned
+    return a
+
+
+def double_in_place(x):
+    x *= 2.0
+    return x.sum()
+
+
+def add_arrays(x, y):
+    return x + y
+
+
+def test_an_unaligned_argument_is_copied_for_the_call_and_its_writes_come_back():
+    a = unaligned(10)
+    a[:] = np.arange(10.0)
+    assert lk.jit(double_in_place)(a) == 90.0
+    np.testing.assert_array_equal(a, np.arange(10.0) * 2)  # the write reached the caller's array
+    np.testing.assert_array_equal(lk.jit(add_arrays)(a, a), a + a)  # one copy for an argument given twice
+    m = unaligned(12, np.int32, 2).reshape(3, 4)
+    m[:] = np.arange(12, dtype=np.int32).reshape(3, 4)
+    np.testing.assert_array_equal(lk.jit(add_arrays)(m.T, np.int32(1)), m.T + 1)
+
+
+def test_an_unaligned_argument_sharing_memory_with_another_is_a_type_error():
+    a = unaligned(10)
+    with pytest.raises(TypeError, match="argument 'x': the array is not aligned and shares memory with argument 'y'"):
+        lk.jit(add_arrays)(a[:5], a[5:] if False else a[2:7])
+
+
 # ---------------------------------------------------------------- one array operation: IR_MAX_MAP_INPUTS operands
 
 

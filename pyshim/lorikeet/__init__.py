@@ -149,10 +149,20 @@ class Dispatcher(_lorikeet.Dispatcher):
                 if arr is None or arr.dtype == object or arr.ndim == 0 or arr.dtype.kind not in "biuf":
                     raise TypeError(f"argument '{names[i]}': only lists of numbers (converted to arrays) are supported")
                 args[i] = arr
+        args, copies = _aligned_args(args, names)
         args = tuple(_function_value(a) for a in args)
         packed = args[:nfixed] + (args[nfixed:],) if code.co_flags & inspect.CO_VARARGS else args
         self._compile(packed)  # names the parameter whose type is unsupported, or compiles
-        return self(*args)
+        if not copies:
+            return self(*args)
+        try:
+            return self(*args)
+        finally:  # what the function wrote reaches the caller's arrays, raised or returned
+            for orig, copy in copies:
+                if orig.flags.writeable:
+                    import numpy as np
+
+                    np.copyto(orig, copy)
 
     def _compile(self, args, *rest):
         """Compiles for these arguments (C: dispatcher_compile); under "auto", the cpu's code stands for the
@@ -484,6 +494,33 @@ def _walk_const_arrays(disp, root, found):
 # function key (_function_key: its code and the values it reads), so that a new lambda with the same code and
 # values each call compiles once; the 64 most recently used are kept.
 _function_values = collections.OrderedDict()
+
+
+def _aligned_args(args, names):
+    """(args, [(array, its copy)]): each array argument that is not aligned (a view at an odd byte offset, as
+    Dask hands over chunks it received from another process) replaced by an aligned copy, which compiled code can
+    load from; the caller copies the copies back after the call, so that what the function writes reaches the
+    arrays. An argument given twice shares one copy; one that shares memory with another argument cannot be
+    copied without parting them: a TypeError names both."""
+    import numpy as np
+
+    if not any(isinstance(a, np.ndarray) and a.ndim and not a.flags.aligned for a in args):
+        return args, []
+    args, copies = list(args), []
+    for i, a in enumerate(args):
+        if not (isinstance(a, np.ndarray) and a.ndim and not a.flags.aligned):
+            continue
+        done = next((c for o, c in copies if o is a), None)
+        if done is None:
+            for j, b in enumerate(args):
+                if j != i and b is not a and isinstance(b, np.ndarray) and np.shares_memory(a, b):
+                    raise TypeError(f"argument '{names[i]}': the array is not aligned and shares memory with argument "
+                                    f"'{names[j]}', so it cannot be copied to an aligned one for the call; pass "
+                                    f"np.require(x, requirements='A') and copy the result back")
+            done = np.array(a, order="K", copy=True)
+            copies.append((a, done))
+        args[i] = done
+    return tuple(args), copies
 
 
 def _function_value(a):
