@@ -160,7 +160,44 @@ def test_keys_do_not_change_from_run_to_run(project, tmp_path):
     for name in os.listdir(os.path.dirname(main)):
         os.utime(os.path.join(os.path.dirname(main), name), (now, now))
     assert run(main, cache)["info"]["hits"] == 1
+    for k in range(6):  # ten runs in all, each in another folder with another hash seed
+        where = tmp_path / f"run{k}"
+        where.mkdir()
+        assert run(main, cache, {"PYTHONHASHSEED": str(100 + k)}, cwd=str(where))["info"]["hits"] == 1
     assert len(entries(cache)) == n
+
+
+CONCURRENT = PRELUDE + """@lk.jit
+def f(a, k):
+    return (a * k).sum()
+
+@lk.jit
+def g(a):
+    return np.sqrt(a * a + 1.0)
+
+x, y = np.arange(6.0), np.arange(6, dtype=np.int32)
+out = [float(f(x, 2)), float(f(y, 3)), float(g(x).sum()), float(g(y).sum())]
+ref = [float(f.py_func(x, 2)), float(f.py_func(y, 3)), float(g.py_func(x).sum()), float(g.py_func(y).sum())]
+print(json.dumps({"out": out, "ref": ref}))
+"""
+
+
+def test_processes_started_together_on_a_cold_cache_agree_and_leave_one_entry_per_key(tmp_path):
+    """Six processes at once compiling the same two functions for the same two signatures each, three rounds
+    (the first on a cold cache): every result right, and four entries afterwards."""
+    script = write(str(tmp_path), "conc.py", CONCURRENT)
+    cache = tmp_path / "cache"
+    e = {k: v for k, v in os.environ.items() if not k.startswith("LORIKEET_")}
+    e.update({"PYTHONPATH": PYSHIM, "LORIKEET_CACHE_DIR": str(cache), "PYTHONDONTWRITEBYTECODE": "1"})
+    for _ in range(3):
+        procs = [subprocess.Popen([sys.executable, script], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(6)]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            res = json.loads(out.strip().splitlines()[-1])
+            assert res["out"] == res["ref"]
+    assert len(entries(cache)) == 4
 
 
 def test_cache_off(project):
