@@ -257,6 +257,49 @@ def test_a_refused_name_suggests_the_nearest_that_compile(f, expected):
     assert f"line {f.__code__.co_firstlineno + 1}" in str(e.value)  # the call's line, as for any CompileError
 
 
+def sorted_builtin(a):
+    return sorted(a[0])
+
+
+def squeezed(a):
+    return np.squeeze(a)
+
+
+def filled(a):
+    a.fill(0.0)
+    return a
+
+
+def searched_by_method(a):
+    return a[0].searchsorted(0.5)
+
+
+@pytest.mark.parametrize("f, expected", [
+    (sorted_builtin, "the builtin sorted() is not supported; write np.sort(x) (lists are arrays in lorikeet) instead"),
+    (squeezed, "numpy.squeeze is not supported; write a.reshape(...) or an index (a[:, 0]) instead"),
+    (filled, "array method fill() is not supported; write a[:] = v instead"),
+    (searched_by_method, "array method searchsorted() is not supported; write np.searchsorted(a, v) instead"),
+], ids=lambda v: v.__name__ if callable(v) else "")
+def test_a_refused_name_with_an_equivalent_names_the_form_that_compiles(f, expected):
+    """Not the nearest spelling (np.squeeze's is np.square): the form that does the same work."""
+    with pytest.raises(lk.CompileError) as e:
+        lk.jit(f)(np.eye(3))
+    assert str(e.value).splitlines()[0] == expected
+
+
+def equivalents_written(a):
+    v = np.sort(a[0])
+    a[1][:] = 2.0
+    return v, np.searchsorted(a[0], 0.5), a.reshape(9), np.mean(a, 0), np.sum(a != 0), a[::-1], a[0] ** 2
+
+
+def test_the_equivalents_named_compile():
+    got = lk.jit(equivalents_written)(np.eye(3))
+    want = equivalents_written(np.eye(3))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_every_suggestion_compiles(tmp_path):
     # the names suggested are the registry's: each compiles where the misspelt one did not
     cases = [("numpy", "sinn", "np.sin(a)"), ("numpy", "sinh", "np.sinh(a)"), ("numpy", "sign", "np.sign(a)"),

@@ -233,6 +233,27 @@ static const struct { TsLibKind kind; const char *name, *is; } aliases[] = {
     {TS_LIB_MATH, "arctanh", "atanh"},
 };
 
+/* Names lorikeet does not have whose work a form it has does: the form, said instead of the nearest spelling
+ * (np.squeeze's nearest is np.square, which would mislead). */
+static const struct { TsLibKind kind; const char *name, *write; } equivalents[] = {
+    {TS_LIB_BUILTIN, "sorted", "write np.sort(x) (lists are arrays in lorikeet)"},
+    {TS_LIB_BUILTIN, "round", "write np.round(x) (halves to even, as round does; int(np.round(x)) for an int)"},
+    {TS_LIB_BUILTIN, "map", "write a comprehension, [f(v) for v in a], or lk.map(f, a)"},
+    {TS_LIB_BUILTIN, "filter", "write a boolean mask, a[cond]"},
+    {TS_LIB_BUILTIN, "reversed", "write x[::-1]"},
+    {TS_LIB_BUILTIN, "pow", "write x ** y"},
+    {TS_LIB_BUILTIN, "divmod", "write x // y and x % y"},
+    {TS_LIB_NUMPY, "average", "write np.mean(a, axis) (np.average without weights)"},
+    {TS_LIB_NUMPY, "squeeze", "write a.reshape(...) or an index (a[:, 0])"},
+    {TS_LIB_NUMPY, "count_nonzero", "write np.sum(a != 0)"},
+    {TS_LIB_NUMPY, "nanmean", "write np.nansum(a) / np.sum(~np.isnan(a))"},
+    {TS_LIB_METHOD, "fill", "write a[:] = v"},
+    {TS_LIB_METHOD, "searchsorted", "write np.searchsorted(a, v)"},
+    {TS_LIB_METHOD, "tolist", "use the array itself (lists are arrays in lorikeet)"},
+    {TS_LIB_METHOD, "item", "write an index, a[i] or a[i, j]"},
+    {TS_LIB_METHOD, "squeeze", "write a.reshape(...) or an index (a[:, 0])"},
+};
+
 int ts_library(const TsLibEntry **out)
 {
     *out = entries;
@@ -309,6 +330,11 @@ void ts_library_suggest(TsLibKind kind, const char *name, char *out, size_t cap)
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (aliases[i].kind == kind && !strcmp(aliases[i].name, name)) {
             snprintf(out, cap, "; did you mean %s%s (the same function)?", ts_library_prefix(kind), aliases[i].is);
+            return;
+        }
+    for (size_t i = 0; i < sizeof equivalents / sizeof equivalents[0]; i++)
+        if (equivalents[i].kind == kind && !strcmp(equivalents[i].name, name)) {
+            snprintf(out, cap, "; %s instead", equivalents[i].write);
             return;
         }
     const char *dot = strrchr(name, '.');
