@@ -236,6 +236,7 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_matmul", (void *)rt_matmul}, {"rt_blas_matmul", (void *)rt_blas_matmul},
         {"rt_sort", (void *)rt_sort}, {"rt_linalg", (void *)rt_linalg},
         {"rt_reshape_view", (void *)rt_reshape_view},
+        {"rt_gpu_sort", (void *)rt_gpu_sort}, {"rt_gpu_linalg", (void *)rt_gpu_linalg},
         {"rt_print_begin", (void *)rt_print_begin}, {"rt_print_i64", (void *)rt_print_i64},
         {"rt_print_f64", (void *)rt_print_f64}, {"rt_print_array", (void *)rt_print_array},
         {"rt_print_end", (void *)rt_print_end},

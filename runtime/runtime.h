@@ -263,6 +263,15 @@ int rt_linalg(RtCtx *ctx, int32_t op, int32_t is_f32, const char *a, int64_t as0
               int64_t cols, const char *b, int64_t bs0, int64_t bs1, int64_t brows, int64_t bcols, char *out,
               double *det);
 
+/* rt_sort and rt_linalg for the gpu backend's host code (gpu_host.c): the same arguments, src, a, b and the
+ * output device memory; the operands are copied to the host and the result back. The same returns, and -1 with
+ * ctx->err set when a copy fails (RT_ERR_GPU) or host memory runs out. */
+int rt_gpu_sort(RtCtx *ctx, int32_t key, int32_t argsort, const char *src, const int64_t *shape, const int64_t *strides,
+                int32_t ndim, int32_t axis, char *dst);
+int rt_gpu_linalg(RtCtx *ctx, int32_t op, int32_t is_f32, const char *a, int64_t as0, int64_t as1, int64_t rows,
+                  int64_t cols, const char *b, int64_t bs0, int64_t bs1, int64_t brows, int64_t bcols, char *out,
+                  double *det);
+
 /* np.random's Generator (random.c): NumPy's default_rng, PCG64 seeded through SeedSequence, and its draws, the same
  * numbers as NumPy's for the same seed. RtRng is PCG64's whole state as NumPy's PCG64.state holds it (the 128-bit
  * state and increment as high and low words, and the buffered upper half of a 64-bit draw that 32-bit draws use):

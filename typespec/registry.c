@@ -156,7 +156,7 @@ static const TsLibEntry entries[] = {
     {TS_LIB_NUMPY, "median", "sorting and statistics", SORT, NULL},
     {TS_LIB_NUMPY, "percentile", "sorting and statistics", SORT, NULL},
     {TS_LIB_NUMPY, "quantile", "sorting and statistics", SORT, NULL},
-    {TS_LIB_NUMPY, "searchsorted", "sorting and statistics", NONE, "gpu: not with sorter="},
+    {TS_LIB_NUMPY, "searchsorted", "sorting and statistics", NONE, "no sorter="},
     {TS_LIB_NUMPY, "sort", "sorting and statistics", SORT, NULL},
     {TS_LIB_NUMPY, "unique", "sorting and statistics", SORT, NULL},
     /* numpy.random: a generator made in the function (or a NumPy Generator on PCG64 passed in) */

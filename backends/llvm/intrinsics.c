@@ -428,22 +428,11 @@ static LLVMValueRef raise_error(Cg *cg, const IrNode *n)
     return LLVMGetUndef(t);
 }
 
-/* An intrinsic the gpu backend's host code cannot run (gpu_host_refusal): a CompileError naming the line. */
-static LLVMValueRef gpu_refused(Cg *cg, const IrNode *n)
-{
-    const GpuHostRefusal *r = gpu_host_refusal(n->u.call.intrinsic);
-    lk_diag_set(cg->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : cg->f->file, n->pos.line, n->pos.col,
-                "the gpu backend cannot %s yet%s%s%s: use the cpu or openmp backend", r->what,
-                r->functions ? " (" : "", r->functions ? r->functions : "", r->functions ? ")" : "");
-    return LLVMGetUndef(cg_type(cg, n->type));
-}
-
 /* sort(x, axis, argsort): the runtime's merge sort of each line (rt_sort), into out. On the gpu backend's host
- * code x is device memory, which the runtime's sort cannot read: a CompileError there. */
+ * code x and out are device memory: rt_gpu_sort sorts a host copy. */
 static LLVMValueRef sort(Cg *cg, const IrNode *n)
 {
     const IrType *xt = n->u.call.args[0]->type;
-    if (cg->gpu) return gpu_refused(cg, n);
     LLVMValueRef x = cg_expr(cg, n->u.call.args[0]);
     int nd = xt->ndim, axis = (int)n->u.call.args[1]->u.konst.i, argsort = (int)n->u.call.args[2]->u.konst.i;
     LLVMValueRef dims[IR_MAX_DIMS];
@@ -463,7 +452,7 @@ static LLVMValueRef sort(Cg *cg, const IrNode *n)
                             LLVMConstInt(cg->i32, (unsigned)argsort, 0), cg_array_data(cg, x), shape, strides,
                             LLVMConstInt(cg->i32, (unsigned)nd, 0), LLVMConstInt(cg->i32, (unsigned)axis, 0),
                             cg_array_data(cg, out)};
-    cg_check_status(cg, cg_call_rt(cg, "rt_sort", cg->i32, params, args, 9));
+    cg_check_status(cg, cg_call_rt(cg, cg->gpu ? "rt_gpu_sort" : "rt_sort", cg->i32, params, args, 9));
     return out;
 }
 
@@ -511,10 +500,10 @@ static LLVMValueRef search(Cg *cg, const IrNode *n)
     return LLVMBuildLoad2(cg->b, cg->i64, lo, "");
 }
 
-/* linalg(op, a[, b]): the runtime's LU or Cholesky (rt_linalg), its refusals raised at the node's line */
+/* linalg(op, a[, b]): the runtime's LU or Cholesky (rt_linalg; on the gpu backend's host code rt_gpu_linalg,
+ * on host copies of the device operands), its refusals raised at the node's line */
 static LLVMValueRef linalg(Cg *cg, const IrNode *n)
 {
-    if (cg->gpu) return gpu_refused(cg, n);
     int op = (int)n->u.call.args[0]->u.konst.i;
     const IrType *at = n->u.call.args[1]->type;
     LLVMValueRef a = cg_expr(cg, n->u.call.args[1]);
@@ -538,7 +527,7 @@ static LLVMValueRef linalg(Cg *cg, const IrNode *n)
                              cg_array_stride(cg, a, 0), cg_array_stride(cg, a, 1), rows, cols,
                              b ? cg_array_data(cg, b) : LLVMConstNull(cg->ptr), bs0, bs1, brows, bcols,
                              out ? cg_array_data(cg, out) : LLVMConstNull(cg->ptr), det};
-    LLVMValueRef status = cg_call_rt(cg, "rt_linalg", cg->i32, params, args, 15);
+    LLVMValueRef status = cg_call_rt(cg, cg->gpu ? "rt_gpu_linalg" : "rt_linalg", cg->i32, params, args, 15);
     LLVMBasicBlockRef ok = cg_new_bb(cg, "linalg_ran");
     LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntSLT, status, LLVMConstInt(cg->i32, 0, 1), ""), cg->err_bb, ok);
     LLVMPositionBuilderAtEnd(cg->b, ok);
