@@ -59,10 +59,12 @@ def _zero_d_view(out, names, block):
 
 
 def _array_condition(out, names, block):
-    """A condition (of if, elif, while) that is an array, of one element too: NumPy takes its truth, lorikeet's
-    if/while take scalars (a CompileError). Each condition is evaluated again in the namespace after the block
+    """A condition (of if, elif, while, assert) that is an array, of one element too: NumPy takes its truth,
+    lorikeet's take scalars (a CompileError). Each condition is evaluated again in the namespace after the block
     (the generator's conditions read no variable the block assigns)."""
-    for cond in re.findall(r"^\s*(?:if|elif|while)\s+(.+):\s*$", block, re.M):
+    conds = re.findall(r"^\s*(?:if|elif|while)\s+(.+):\s*$", block, re.M)
+    conds += re.findall(r"^\s*assert\s+(.+?)(?:,\s*f?['\"].*)?\s*$", block, re.M)
+    for cond in conds:
         try:
             with np.errstate(all="ignore"):
                 if isinstance(eval(cond, dict(out.ns)), np.ndarray):
@@ -97,8 +99,8 @@ DIFFERENCES = [
                "type (NumPy: float64)", _empty_comprehension),
     Difference("zero-d-view", "USERGUIDE Arrays: an index taking every axis by an integer beside `...` gives the "
                "element's value, where NumPy gives a 0-d array that views it", _zero_d_view),
-    Difference("truth-of-array", "USERGUIDE: if/while/and/or/not take scalars (NumPy takes the truth of an array "
-               "of one element)",
+    Difference("truth-of-array", "USERGUIDE: if/while/assert/and/or/not take scalars (NumPy takes the truth of an "
+               "array of one element)",
                lambda out, names, block: _exc_says("truth value of an array")(out, names, block) or
                _array_condition(out, names, block)),
 ]

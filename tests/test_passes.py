@@ -108,9 +108,9 @@ def several_sites.1(a: array(float64, 1d, C), b: array(float64, 1d, C)) -> float
     sq.v = a[0:int64]  : float64
     $t7 = one_pass (parallel reduce[add](map(lambda $t2: ($t2 * $t2), a)), parallel reduce[add](map(lambda $t4: ($t4 * $t4), \
 b)))  : (float64, float64)
-    return ((($t7[0] + $t7[1]) + (sq.v * sq.v)) + sumsq_loop.2(a))
+    return ((($t7[0] + $t7[1]) + (sq.v * sq.v)) + sumsq_loop.5(a))
 
-def sumsq_loop.2(a: array(float64, 1d, C)) -> float64:
+def sumsq_loop.5(a: array(float64, 1d, C)) -> float64:
     s = 0:float64  : float64
     for i in range(0, (a.shape[0],)[0], 1) proven:
         sq.v = a[i]!proven  : float64
