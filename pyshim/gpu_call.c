@@ -68,7 +68,7 @@ static void find_arrays(const IrType *t, int64_t *slots, int *pos, ArgArray *arr
         for (int i = 0; i < t->nelems; i++) find_arrays(t->elems[i], slots, pos, arrays, n, objs);
         return;
     case IR_TY_NONE: case IR_TY_SLICE: case IR_TY_RANGE: case IR_TY_DTYPE: case IR_TY_FUNC: return;
-    case IR_TY_RNG: *pos += ir_abi_slots(t); return; /* never on the gpu: its code refuses np.random */
+    case IR_TY_RNG: *pos += ir_abi_slots(t); return; /* its state: host memory, which host code draws from */
     }
 }
 
@@ -358,6 +358,12 @@ PyObject *lk_invoke_device(LkSpec *s, PyObject *args, int64_t *slots, int64_t *r
     Py_BEGIN_ALLOW_THREADS
     status = run_entry(s, &ctx, slots, ret, foreign);
     Py_END_ALLOW_THREADS
+    /* a Generator argument continues where the call's draws (host code's) left it, returned or raised, as on the
+     * host */
+    if (lk_spec_has_generator(s) && lk_generators_out(s, args, slots) < 0) {
+        rt_ctx_release(&ctx);
+        goto free_ranges;
+    }
     if (any_device) {
         /* the call's queued work uses its device arguments: later readers and frees on other streams wait */
         uint64_t stream = rt_gpu_stream_if_made();

@@ -1,6 +1,7 @@
 /* gpu_host.c: the intrinsics the gpu backend's host code runs on the host, the data moved each way: a sort along
  * an axis (rt_sort: np.sort, argsort, median, percentile, unique, histogram, a searchsorted's sorter) and
- * np.linalg's factorisations (rt_linalg). Each copies the bytes its device operands span (any strides: the span
+ * np.linalg's factorisations (rt_linalg), and np.random's draws into an array (rt_rng_fill: the generator's
+ * state is host memory, and draws run in host code only, in program order). Each copies the bytes its device operands span (any strides: the span
  * from the lowest to the highest element) to host memory, runs the host function there, and copies the result,
  * C-contiguous, into its device output; the copies wait, so the output is complete when they return, and later
  * kernels on the thread's stream read it. Small dense problems, as NumPy's own are: the copies are the price of
@@ -103,5 +104,21 @@ int rt_gpu_linalg(RtCtx *ctx, int32_t op, int32_t is_f32, const char *a, int64_t
     free(hout);
     free(bblock);
     free(ablock);
+    return rc;
+}
+
+int rt_gpu_rng_fill(RtRng *g, int32_t method, int32_t elsize, double a, double b, int64_t lo, int64_t hi,
+                    const int64_t *shape, int32_t ndim, void *out, RtCtx *ctx)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d] > 0 ? shape[d] : 0;
+    void *host = malloc(n * elsize > 0 ? (size_t)(n * elsize) : 1);
+    if (!host) {
+        memory_error(ctx, n * elsize);
+        return RT_RNG_COPY_FAILED;
+    }
+    int rc = rt_rng_fill(g, method, elsize, a, b, lo, hi, shape, ndim, host);
+    if (rc == 0 && n > 0 && to_device(ctx, out, host, n * elsize) < 0) rc = RT_RNG_COPY_FAILED;
+    free(host);
     return rc;
 }

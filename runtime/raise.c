@@ -237,6 +237,7 @@ const RtSymbol *rt_symbols(int *count)
         {"rt_sort", (void *)rt_sort}, {"rt_linalg", (void *)rt_linalg},
         {"rt_reshape_view", (void *)rt_reshape_view},
         {"rt_gpu_sort", (void *)rt_gpu_sort}, {"rt_gpu_linalg", (void *)rt_gpu_linalg},
+        {"rt_gpu_rng_fill", (void *)rt_gpu_rng_fill},
         {"rt_print_begin", (void *)rt_print_begin}, {"rt_print_i64", (void *)rt_print_i64},
         {"rt_print_f64", (void *)rt_print_f64}, {"rt_print_array", (void *)rt_print_array},
         {"rt_print_end", (void *)rt_print_end},

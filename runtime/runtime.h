@@ -297,8 +297,13 @@ enum { RT_RNG_RANDOM = 0, RT_RNG_UNIFORM, RT_RNG_NORMAL, RT_RNG_STANDARD_NORMAL,
        RT_RNG_EXPONENTIAL,  /* b * standard_exponential(), b the scale (ValueError RT_VAL_RNG_SCALE when b < 0) */
        RT_RNG_PERMUTATION   /* int64: np.arange(n) shuffled (n the size), as Generator.permutation(n) */ };
 #define RT_RNG_OVERFLOW (-1)
+#define RT_RNG_COPY_FAILED (-2) /* rt_gpu_rng_fill: the copy to the device failed, ctx->err set */
 int rt_rng_fill(RtRng *g, int32_t method, int32_t elsize, double a, double b, int64_t lo, int64_t hi,
                 const int64_t *shape, int32_t ndim, void *out);
+/* rt_rng_fill for the gpu backend's host code (gpu_host.c): out is device memory; the draws are made into host
+ * memory, with the same stream, and copied over. Its returns, or RT_RNG_COPY_FAILED with ctx->err set. */
+int rt_gpu_rng_fill(RtRng *g, int32_t method, int32_t elsize, double a, double b, int64_t lo, int64_t hi,
+                    const int64_t *shape, int32_t ndim, void *out, RtCtx *ctx);
 
 /* After a call: free every buffer still owned by ctx (temporaries, or everything after an error). */
 void rt_ctx_release(RtCtx *ctx);

@@ -134,7 +134,6 @@ def two_in_a_row(rng, n):
 
 
 def test_draws_are_never_reordered_or_shared():
-    skip_on_gpu("np.random where the gpu runs kernels is a CompileError (test_the_gpu_backend_refuses_np_random_by_line)")
     r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
     a = r2.random(4)
     b = r2.random(4)
@@ -183,7 +182,6 @@ def helper_draw(rng, n):
 
 
 def test_a_generator_passed_to_another_function():
-    skip_on_gpu("np.random where the gpu runs kernels is a CompileError (test_the_gpu_backend_refuses_np_random_by_line)")
     mine, ref = np.random.default_rng(9), np.random.default_rng(9)
     same(J(passed_on)(mine, 5), passed_on(ref, 5))
     same(mine.random(), ref.random())
@@ -306,7 +304,6 @@ def more_draws(seed, n):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_float32_draws_exponentials_and_permutations_give_numpys_stream(seed):
-    skip_on_gpu("np.random is not built on the gpu backend (test_the_gpu_backend_refuses_np_random_by_line)")
     # the float32 draws take 32 bits each, which leave half a 64-bit draw buffered: the draws after them must
     # still follow NumPy's, as the last ones here check
     got, exp = J(more_draws)(seed, 9), more_draws(seed, 9)
@@ -322,7 +319,6 @@ def tails(seed, n):
 
 
 def test_the_exponential_and_float32_ziggurats_are_numpys_tails_included():
-    skip_on_gpu("np.random is not built on the gpu backend (test_the_gpu_backend_refuses_np_random_by_line)")
     got, exp = J(tails)(77, 200_000), tails(77, 200_000)
     assert exp[0].max() > 7.6971174701310497 and exp[1].max() > 7.69711747 and np.abs(exp[2]).max() > 3.6541529
     for g, e in zip(got, exp):
@@ -337,7 +333,6 @@ def permute_array(seed, x):
 @pytest.mark.parametrize("x", [np.arange(10.0), np.arange(12).reshape(4, 3), np.array([True, False, True]),
                                np.zeros(0), np.arange(2**33, 2**33 + 5, dtype=np.int64)])
 def test_permutation_of_an_array_is_numpys_rows_in_numpys_order(x):
-    skip_on_gpu("np.random is not built on the gpu backend (test_the_gpu_backend_refuses_np_random_by_line)")
     got, exp = J(permute_array)(5, x), permute_array(5, x)
     for g, e in zip(got, exp):
         same(g, e)
@@ -354,7 +349,6 @@ def shuffles(seed, x, y):
 
 @pytest.mark.parametrize("seed", [0, 3, 2**40])
 def test_shuffle_moves_numpys_rows_in_place(seed):
-    skip_on_gpu("np.random is not built on the gpu backend (test_the_gpu_backend_refuses_np_random_by_line)")
     x, y = np.arange(11.0), np.arange(20).reshape(5, 4)
     xe, ye = x.copy(), y.copy()
     got, exp = J(shuffles)(seed, x, y), shuffles(seed, xe, ye)
@@ -368,7 +362,6 @@ def bad_exponential(seed, s):
 
 
 def test_exponentials_scale_error_is_numpys():
-    skip_on_gpu("np.random is not built on the gpu backend (test_the_gpu_backend_refuses_np_random_by_line)")
     with pytest.raises(ValueError, match="scale < 0"):
         J(bad_exponential)(0, -1.0)
 
@@ -459,11 +452,17 @@ def test_openmp_gives_cpus_numbers():
         assert np.array_equal(c, e)  # the draws are NumPy's (the sums differ from NumPy's pairwise order in rounding)
 
 
-def test_the_gpu_backend_refuses_np_random_by_line():
+def test_the_gpu_backend_draws_numpys_numbers_beside_its_kernels():
+    """Draws run in host code, on host state, and fill device arrays with the cpu backend's numbers."""
     if lk.get_backend() != "gpu":
         pytest.skip("runs on the gpu backend (LORIKEET_BACKEND=gpu)")
-    with pytest.raises(lk.CompileError, match="np.random is not built on the gpu backend"):
-        J(mixed)(1, 8)
+    got, exp = J(mixed)(21, 300), mixed(21, 300)
+    for g, e in zip(got[:3], exp[:3]):
+        assert np.array_equal(np.asarray(g), e)
+    mine, ref = np.random.default_rng(4), np.random.default_rng(4)
+    d = lk.to_device(np.arange(5.0))
+    np.testing.assert_allclose(np.asarray(J(scaled)(mine, d)), scaled(ref, np.arange(5.0)), rtol=1e-15)
+    assert mine.bit_generator.state == ref.bit_generator.state
 
 
 def scaled(rng, a):
@@ -476,7 +475,6 @@ def seeded_inside(a):
 
 def test_a_function_that_draws_is_never_split_in_pieces():
     """Pieces of rows would each draw again (or reseed): such a call runs whole."""
-    skip_on_gpu("np.random where the gpu runs kernels is a CompileError (test_the_gpu_backend_refuses_np_random_by_line)")
     plan = lk.jit(scaled).inspect_split(np.random.default_rng(0), np.zeros((6, 2)))
     assert not plan["splittable"] and "Generator" in plan["reason"]
     plan = lk.jit(seeded_inside).inspect_split(np.zeros((6, 2)))

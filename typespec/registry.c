@@ -6,8 +6,9 @@
  * numpy.fft, ndarray, math, builtins and lorikeet, and every ufunc's methods, is compiled, and a name is in this
  * table exactly when the lowering takes it. It must never decide what compiles: the lowering does.
  *
- * `needs` is the intrinsic a name's lowering makes that a backend may refuse (be_refusal: the gpu's host code
- * cannot sort or factorise), checked by the same test against the typed IR. */
+ * `needs` is the intrinsic a name's lowering makes that a backend may refuse (be_refusal; none is refused at
+ * present: the gpu's host code sorts, factorises and draws on host copies), checked by the same test against the
+ * typed IR. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

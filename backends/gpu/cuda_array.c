@@ -304,7 +304,7 @@ const char *cu_intrinsic(Cu *c, const IrNode *n)
     case IR_INTR_SEARCH: return search(c, n);
     case IR_INTR_LINALG: return cu_refuse(c, n, "np.linalg's det, inv, solve and cholesky (host code)");
     case IR_INTR_SORT: return cu_refuse(c, n, "a sort (np.sort, np.argsort, np.median, ...: it makes a new array)");
-    case IR_INTR_RNG_NEW: case IR_INTR_RNG_DRAW: return cu_refuse(c, n, "np.random (not built on the gpu backend)");
+    case IR_INTR_RNG_NEW: case IR_INTR_RNG_DRAW: return cu_refuse(c, n, "np.random (draws run in host code)");
     case IR_INTR_PRINT: return cu_refuse(c, n, "print() (a kernel's threads run in any order: print after the loop, "
                                         "or use the cpu or openmp backend)");
     case IR_INTR_COUNT: break;

@@ -147,8 +147,8 @@ typedef struct GpuHost {
 /* The intrinsics whose host code a gpu compilation cannot run, as the runtime's code that does it reads host
  * memory and the arrays are the device's: what the refusal says it cannot do ("sort") and the NumPy functions
  * that lower to it; NULL for every other intrinsic. The one table of them, which the user guide's coverage
- * table reads (be_refusal); backends/llvm's gpu mode refuses np.random, now the only one, in words of its own.
- * Sorts and np.linalg's factorisations run on host copies of the device data (runtime/gpu_host.c). */
+ * table reads (be_refusal). None at present: sorts, np.linalg's factorisations and np.random's draws run in the
+ * host code on host copies of the device data (runtime/gpu_host.c). */
 typedef struct GpuHostRefusal {
     const char *what;
     const char *functions;

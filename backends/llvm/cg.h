@@ -117,6 +117,8 @@ LLVMValueRef cg_index(Cg *cg, const IrNode *n);                 /* element load 
 void cg_store(Cg *cg, const IrNode *target, LLVMValueRef value); /* element store */
 LLVMValueRef cg_alloc(Cg *cg, const IrNode *n);
 LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPos pos);
+/* nbytes of host memory owned by the call (freed when it returns), on every backend: the gpu's host code too */
+LLVMValueRef cg_host_scratch(Cg *cg, int64_t nbytes);
 LLVMValueRef cg_map(Cg *cg, const IrNode *n);
 LLVMValueRef cg_imap(Cg *cg, const IrNode *n);
 /* The address of element idx of arr (from the shape when t has C layout, so LLVM sees unit stride); loads and

@@ -230,6 +230,17 @@ LLVMValueRef cg_transpose(Cg *cg, LLVMValueRef arr, int ndim)
 }
 
 /* A new C-contiguous array owned by the call (freed with it unless returned). */
+LLVMValueRef cg_host_scratch(Cg *cg, int64_t nbytes)
+{
+    LLVMTypeRef params[2] = {cg->ptr, cg->i64};
+    LLVMValueRef args[2] = {cg->rtctx, cg_i64(cg, nbytes)};
+    LLVMValueRef buf = cg_call_rt(cg, "rt_buffer_alloc", cg->ptr, params, args, 2);
+    LLVMBasicBlockRef ok = cg_new_bb(cg, "scratch_ok");
+    LLVMBuildCondBr(cg->b, LLVMBuildIsNull(cg->b, buf, ""), cg->err_bb, ok);
+    LLVMPositionBuilderAtEnd(cg->b, ok);
+    return LLVMBuildLoad2(cg->b, cg->ptr, byte_gep(cg, buf, cg_i64(cg, offsetof(RtBuffer, data))), "");
+}
+
 LLVMValueRef cg_new_array(Cg *cg, IrDtype dt, int ndim, LLVMValueRef *dims, IrPos pos)
 {
     LLVMValueRef total = cg_i64(cg, ir_dtype_size(dt));

@@ -541,25 +541,13 @@ static LLVMValueRef linalg(Cg *cg, const IrNode *n)
     return at->dtype == IR_DT_FLOAT32 ? LLVMBuildFPTrunc(cg->b, d, cg->f32, "") : d;
 }
 
-/* np.random on the gpu backend: a CompileError naming the line (its host code could draw, but nothing is built
- * to keep the stream's order with kernels, and no silent difference from cpu is allowed). */
-static bool rng_refused(Cg *cg, const IrNode *n)
-{
-    if (!cg->gpu) return false;
-    lk_diag_set(cg->diag, LK_ERR_COMPILE, n->pos.file ? n->pos.file : cg->f->file, n->pos.line, n->pos.col,
-                "np.random is not built on the gpu backend (default_rng and its draws run on the cpu and openmp "
-                "backends, with NumPy's stream)");
-    return true;
-}
-
 /* rng_new(has_seed, seed): the state in a buffer of the call (freed when it returns, like a temporary array), so
- * a generator outlives the frame or segment that made it; seeded by the runtime (ValueError for seed < 0). */
+ * a generator outlives the frame or segment that made it; seeded by the runtime (ValueError for seed < 0). Host
+ * memory on every backend: draws run in host code only (ir_check_random keeps them out of kernels). */
 static LLVMValueRef rng_new(Cg *cg, const IrNode *n)
 {
-    if (rng_refused(cg, n)) return LLVMGetUndef(cg->ptr);
     LLVMValueRef seed = cg_expr(cg, n->u.call.args[1]);
-    LLVMValueRef six = cg_i64(cg, (int64_t)(sizeof(RtRng) / 8));
-    LLVMValueRef g = cg_array_data(cg, cg_new_array(cg, IR_DT_INT64, 1, &six, n->pos));
+    LLVMValueRef g = cg_host_scratch(cg, (int64_t)sizeof(RtRng));
     LLVMTypeRef params[3] = {cg->ptr, cg->i32, cg->i64};
     LLVMValueRef args[3] = {g, LLVMConstInt(cg->i32, (unsigned)n->u.call.args[0]->u.konst.i, 0), seed};
     LLVMValueRef status = LLVMBuildSExt(cg->b, cg_call_rt(cg, "rt_rng_seed", cg->i32, params, args, 3), cg->i64, "");
@@ -569,10 +557,10 @@ static LLVMValueRef rng_new(Cg *cg, const IrNode *n)
 }
 
 /* rng_draw(g, method, a, b, d0, ...): rt_rng_fill into out (or one scalar), its failures raised at the node's
- * line: an RT_VAL_* message as ValueError, RT_RNG_OVERFLOW as uniform's OverflowError. */
+ * line: an RT_VAL_* message as ValueError, RT_RNG_OVERFLOW as uniform's OverflowError. On the gpu backend out is
+ * device memory: rt_gpu_rng_fill draws into host memory and copies the numbers over (the stream is the cpu's). */
 static LLVMValueRef rng_draw(Cg *cg, const IrNode *n)
 {
-    if (rng_refused(cg, n)) return LLVMGetUndef(cg_type(cg, n->type));
     int method = (int)n->u.call.args[1]->u.konst.i, nd = n->u.call.nargs - 4;
     bool ints = method == RT_RNG_INTEGERS || method == RT_RNG_INTEGERS_CLOSED;
     LLVMValueRef g = cg_expr(cg, n->u.call.args[0]);
@@ -588,12 +576,20 @@ static LLVMValueRef rng_draw(Cg *cg, const IrNode *n)
     IrDtype dt = n->type->dtype;
     LLVMValueRef out = nd ? result_array(cg, n, dims) : NULL;
     LLVMValueRef data = out ? cg_array_data(cg, out) : cg_alloca(cg, cg->i64, "rng_one");
-    LLVMTypeRef params[10] = {cg->ptr, cg->i32, cg->i32, cg->f64, cg->f64, cg->i64, cg->i64, cg->ptr, cg->i32, cg->ptr};
-    LLVMValueRef args[10] = {g, LLVMConstInt(cg->i32, (unsigned)method, 0), LLVMConstInt(cg->i32, (unsigned)ir_dtype_size(dt), 0),
+    LLVMTypeRef params[11] = {cg->ptr, cg->i32, cg->i32, cg->f64, cg->f64, cg->i64, cg->i64, cg->ptr, cg->i32, cg->ptr,
+                              cg->ptr};
+    LLVMValueRef args[11] = {g, LLVMConstInt(cg->i32, (unsigned)method, 0), LLVMConstInt(cg->i32, (unsigned)ir_dtype_size(dt), 0),
                              ints ? LLVMConstReal(cg->f64, 0) : a, ints ? LLVMConstReal(cg->f64, 0) : b,
                              ints ? a : cg_i64(cg, 0), ints ? b : cg_i64(cg, 0), shape,
-                             LLVMConstInt(cg->i32, (unsigned)nd, 0), data};
-    LLVMValueRef status = LLVMBuildSExt(cg->b, cg_call_rt(cg, "rt_rng_fill", cg->i32, params, args, 10), cg->i64, "");
+                             LLVMConstInt(cg->i32, (unsigned)nd, 0), data, cg->rtctx};
+    bool device = cg->gpu && out;
+    LLVMValueRef status = LLVMBuildSExt(cg->b, cg_call_rt(cg, device ? "rt_gpu_rng_fill" : "rt_rng_fill", cg->i32,
+                                                          params, args, device ? 11 : 10), cg->i64, "");
+    if (device) { /* a failed copy: the gpu's error, in ctx */
+        LLVMBasicBlockRef ok = cg_new_bb(cg, "draw_copied");
+        LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, status, cg_i64(cg, RT_RNG_COPY_FAILED), ""), cg->err_bb, ok);
+        LLVMPositionBuilderAtEnd(cg->b, ok);
+    }
     LLVMValueRef extra[3] = {status, cg_i64(cg, 0), cg_i64(cg, RT_OVF_RNG_RANGE)};
     cg_raise_if(cg, LLVMBuildICmp(cg->b, LLVMIntSGT, status, cg_i64(cg, 0), ""), RT_ERR_VALUE, n->pos, extra, 1);
     LLVMValueRef ovf[3] = {cg_i64(cg, 0), cg_i64(cg, 0), cg_i64(cg, RT_OVF_RNG_RANGE)};

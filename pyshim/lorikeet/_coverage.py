@@ -18,10 +18,7 @@ SECTIONS = (  # kind, heading, how a name is written
     ("lorikeet", "lorikeet's operators", "lk.{}"),
 )
 
-REFUSALS = {  # be_refusal's words, as a table cell
-    "sort": "no: sorts on the host",
-    "run np.linalg's det, inv, solve or cholesky": "no: factorises on the host",
-}
+REFUSALS = {}  # be_refusal's words -> a table cell ("no: ..."); none at present (runtime/gpu_host.c runs them)
 
 
 def entries():
