@@ -204,14 +204,20 @@ IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value)
 {
     if (!first || !value) return NULL;
     if (!(ir_effects(first) & (IR_FX_RAISE | IR_FX_WRITE))) return value;
-    IrNode *pair = ir_node(ts->a, IR_TUPLE, pos);
-    pair->u.tuple.n = 2;
-    pair->u.tuple.items = ir_nodes(ts->a, 2);
-    pair->u.tuple.items[0] = first;
-    pair->u.tuple.items[1] = value;
-    IrType *elems[2] = {first->type, value->type};
-    pair->type = ir_type_tuple(elems, 2);
-    return ir_tuple_get(ts->a, pos, pair, 1);
+    return ir_tuple_get(ts->a, pos, ts_pair(ts, pos, first, value), 1);
+}
+
+IrNode *ts_pair(Ts *ts, IrPos pos, IrNode *x, IrNode *y)
+{
+    if (!x || !y) return NULL;
+    IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
+    t->u.tuple.n = 2;
+    t->u.tuple.items = ir_nodes(ts->a, 2);
+    t->u.tuple.items[0] = x;
+    t->u.tuple.items[1] = y;
+    IrType *elems[2] = {x->type, y->type};
+    t->type = ir_type_tuple(elems, 2); /* interned: the type keeps a copy of elems */
+    return t;
 }
 
 /* The raise intrinsic (ir.h): the error `code` with int64 extras (NULL: 0) at pos, typed t where it stands. */

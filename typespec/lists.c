@@ -232,16 +232,7 @@ IrNode *ts_binop_node(Ts *ts, const IrNode *n)
                         "made)", op_text(op), op_text(op));
     bool both = (hl & TS_HOLDS_LIST) && (hr & TS_HOLDS_LIST);
     IrNode *list = hl & TS_HOLDS_LIST ? l : r, *other = hl & TS_HOLDS_LIST ? r : l;
-    if (op == IR_OP_ADD && both) {
-        IrNode *seq = ir_node(ts->a, IR_TUPLE, pos);
-        seq->u.tuple.n = 2;
-        seq->u.tuple.items = ir_nodes(ts->a, 2);
-        seq->u.tuple.items[0] = l;
-        seq->u.tuple.items[1] = r;
-        IrType *types[2] = {l->type, r->type};
-        seq->type = ir_type_tuple(rt_arena_dup(ts->a, types, sizeof types), 2);
-        return ts_concatenate(ts, pos, seq);
-    }
+    if (op == IR_OP_ADD && both) return ts_concatenate(ts, pos, ts_pair(ts, pos, l, r));
     if (!both && other->type->kind == IR_TY_ARRAY) {
         if (op == IR_OP_MUL)
             TS_ERR(ts, pos, "a list times an array: lorikeet makes the list an array, whose * repeats it where it is a "

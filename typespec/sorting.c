@@ -423,19 +423,6 @@ static IrNode *bin_counts(Ts *ts, IrPos pos, IrNode *s, IrNode *e)
     return m;
 }
 
-static IrNode *pair(Ts *ts, IrPos pos, IrNode *x, IrNode *y)
-{
-    if (!x || !y) return NULL;
-    IrNode *t = ir_node(ts->a, IR_TUPLE, pos);
-    t->u.tuple.n = 2;
-    t->u.tuple.items = ir_nodes(ts->a, 2);
-    t->u.tuple.items[0] = x;
-    t->u.tuple.items[1] = y;
-    IrType *elems[2] = {x->type, y->type};
-    t->type = ir_type_tuple(elems, 2);
-    return t;
-}
-
 /* np.histogram(a, bins=10, range=None): (counts, edges), bins a count (equal bins over range, or over the data's
  * min and max) or an array of increasing edges. Counted from the sorted data by bisection at each edge, which is
  * NumPy's rule: [e[i], e[i+1]) and the last bin closed, values outside the range and NaN not counted. */
@@ -460,7 +447,7 @@ static IrNode *call_histogram(Ts *ts, Args *a)
         IrType *t = ir_type_strong(ts_promote(ir_type_scalar(x->type->dtype), ir_type_scalar(e->type->dtype)));
         IrNode *s = ts_reuse(ts, sort_node(ts, pos, ts_cast_array(ts, pos, flat, t->dtype), 0, false));
         IrNode *et = ts_reuse(ts, ts_cast_array(ts, pos, e, t->dtype));
-        return pair(ts, pos, bin_counts(ts, pos, s, et), e);
+        return ts_pair(ts, pos, bin_counts(ts, pos, s, et), e);
     }
     if (bins && !ts_is_int_scalar(bins->type)) TS_ERR(ts, pos, "numpy.histogram(): bins must be an integer or an array, not %s", ts_type_name(bins->type));
     IrNode *nbins = bins ? ts_cast(ts, bins, ir_type_scalar(IR_DT_INT64)) : ts_i64(ts, pos, 10);
@@ -518,7 +505,7 @@ static IrNode *call_histogram(Ts *ts, Args *a)
     e = ts_reuse(ts, e);
     IrNode *s = ts_reuse(ts, sort_node(ts, pos, ts_cast_array(ts, pos, flat, bt->dtype), 0, false));
     if (!e || !s) return NULL;
-    return pair(ts, pos, bin_counts(ts, pos, s, e), e);
+    return ts_pair(ts, pos, bin_counts(ts, pos, s, e), e);
 }
 
 IrNode *ts_numpy_sort(Ts *ts, Args *a, const char *name, bool *handled)

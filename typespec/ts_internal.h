@@ -78,7 +78,8 @@ IrNode *ts_reuse(Ts *ts, IrNode *n);
 IrNode *ts_python_scalar(Ts *ts, IrNode *n); /* as a weak Python int, float or bool (NEP 50) */
 IrType *ts_python_type(IrDtype dt);          /* the weak Python type of values of dt */
 IrNode *ts_numpy_scalar(Ts *ts, IrNode *n);  /* as a strong NumPy scalar of its dtype */
-IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value); /* value, first evaluated before it */
+IrNode *ts_after_effects(Ts *ts, IrPos pos, IrNode *first, IrNode *value);
+IrNode *ts_pair(Ts *ts, IrPos pos, IrNode *x, IrNode *y); /* the tuple (x, y) */ /* value, first evaluated before it */
 /* `cond ? then : orelse` typed as then (orelse already of that type, or a raise typed so); NULL if a part is */
 IrNode *ts_ifexp(Ts *ts, IrPos pos, IrNode *cond, IrNode *then, IrNode *orelse);
 IrNode *ts_bool2(Ts *ts, IrPos pos, bool is_and, IrNode *a, IrNode *b); /* a and b, a or b (bools); NULL if either is */
